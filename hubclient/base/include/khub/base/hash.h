@@ -1,0 +1,58 @@
+#pragma once
+// Content hashes used by the Hub and by kernel-builder: sha256 (LFS oids, digests), the git blob
+// sha1 of regular files, and standard Base64 with padding (metadata.json digests).
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "khub/base/error.h"
+
+namespace khub {
+
+enum class HashAlgorithm { Sha1, Sha256, Sha512 };
+
+/// Incremental hasher; feed bytes with update(), read the raw digest once with finish().
+class Hasher {
+ public:
+  explicit Hasher(HashAlgorithm algorithm);
+  ~Hasher();
+  Hasher(Hasher&&) noexcept;
+  Hasher& operator=(Hasher&&) noexcept;
+  Hasher(const Hasher&) = delete;
+  Hasher& operator=(const Hasher&) = delete;
+
+  void update(std::span<const std::byte> data);
+  void update(std::string_view data);
+  [[nodiscard]] std::vector<std::uint8_t> finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+[[nodiscard]] std::string to_hex(std::span<const std::uint8_t> bytes);
+/// Decodes lower- or upper-case hex; empty on odd length or a non-hex character.
+[[nodiscard]] std::vector<std::uint8_t> from_hex(std::string_view hex);
+[[nodiscard]] std::string base64_encode(std::span<const std::uint8_t> bytes);
+[[nodiscard]] Expected<std::vector<std::uint8_t>> base64_decode(std::string_view text);
+
+[[nodiscard]] std::string sha256_hex(std::string_view data);
+/// sha1("blob <len>\0" + data): the id git gives a regular file.
+[[nodiscard]] std::string git_blob_sha1_hex(std::string_view data);
+
+/// Streams a file through the hasher; returns the raw digest or Io.
+[[nodiscard]] Expected<std::vector<std::uint8_t>> hash_file(const std::filesystem::path& path,
+                                                            HashAlgorithm algorithm);
+/// Git blob sha1 of a file's content, hex.
+[[nodiscard]] Expected<std::string> git_blob_sha1_file(const std::filesystem::path& path);
+
+[[nodiscard]] bool is_hex(std::string_view text) noexcept;
+/// True for 40 hex characters (a git sha1) or 64 (a sha256).
+[[nodiscard]] bool is_commit_hash(std::string_view text) noexcept;
+
+}  // namespace khub

@@ -1,0 +1,157 @@
+#include "khub/base/hash.h"
+
+#include <openssl/evp.h>
+
+#include <array>
+#include <fstream>
+
+namespace khub {
+
+struct Hasher::Impl {
+  EVP_MD_CTX* ctx = nullptr;
+  ~Impl() { EVP_MD_CTX_free(ctx); }
+};
+
+namespace {
+const EVP_MD* md_for(HashAlgorithm a) {
+  switch (a) {
+    case HashAlgorithm::Sha1: return EVP_sha1();
+    case HashAlgorithm::Sha256: return EVP_sha256();
+    case HashAlgorithm::Sha512: return EVP_sha512();
+  }
+  return EVP_sha256();
+}
+}  // namespace
+
+Hasher::Hasher(HashAlgorithm algorithm) : impl_(std::make_unique<Impl>()) {
+  impl_->ctx = EVP_MD_CTX_new();
+  EVP_DigestInit_ex(impl_->ctx, md_for(algorithm), nullptr);
+}
+Hasher::~Hasher() = default;
+Hasher::Hasher(Hasher&&) noexcept = default;
+Hasher& Hasher::operator=(Hasher&&) noexcept = default;
+
+void Hasher::update(std::span<const std::byte> data) {
+  EVP_DigestUpdate(impl_->ctx, data.data(), data.size());
+}
+void Hasher::update(std::string_view data) { EVP_DigestUpdate(impl_->ctx, data.data(), data.size()); }
+
+std::vector<std::uint8_t> Hasher::finish() {
+  std::vector<std::uint8_t> out(EVP_MAX_MD_SIZE);
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(impl_->ctx, out.data(), &len);
+  out.resize(len);
+  return out;
+}
+
+std::string to_hex(std::span<const std::uint8_t> bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (auto b : bytes) {
+    out.push_back(kDigits[b >> 4]);
+    out.push_back(kDigits[b & 15]);
+  }
+  return out;
+}
+
+namespace {
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+}  // namespace
+
+std::vector<std::uint8_t> from_hex(std::string_view hex) {
+  if (hex.size() % 2 != 0) return {};
+  std::vector<std::uint8_t> out(hex.size() / 2);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    int hi = hex_value(hex[2 * i]), lo = hex_value(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return {};
+    out[i] = static_cast<std::uint8_t>(hi * 16 + lo);
+  }
+  return out;
+}
+
+std::string base64_encode(std::span<const std::uint8_t> bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3), '\0');
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), bytes.data(),
+                          static_cast<int>(bytes.size()));
+  out.resize(static_cast<std::size_t>(n));
+  return out;
+}
+
+Expected<std::vector<std::uint8_t>> base64_decode(std::string_view text) {
+  if (text.size() % 4 != 0)
+    return Error(ErrorCode::InvalidArgument, "invalid base64: length " + std::to_string(text.size()) +
+                                                 " is not a multiple of 4");
+  std::vector<std::uint8_t> out(text.size() / 4 * 3);
+  int n = EVP_DecodeBlock(out.data(), reinterpret_cast<const unsigned char*>(text.data()),
+                          static_cast<int>(text.size()));
+  if (n < 0) return Error(ErrorCode::InvalidArgument, "invalid base64 text");
+  std::size_t pad = 0;
+  if (!text.empty() && text.back() == '=') ++pad;
+  if (text.size() > 1 && text[text.size() - 2] == '=') ++pad;
+  out.resize(static_cast<std::size_t>(n) - pad);
+  return out;
+}
+
+std::string sha256_hex(std::string_view data) {
+  Hasher h(HashAlgorithm::Sha256);
+  h.update(data);
+  return to_hex(h.finish());
+}
+
+std::string git_blob_sha1_hex(std::string_view data) {
+  Hasher h(HashAlgorithm::Sha1);
+  std::string header = "blob " + std::to_string(data.size());
+  h.update(std::string_view(header.data(), header.size() + 1));  // includes the NUL
+  h.update(data);
+  return to_hex(h.finish());
+}
+
+namespace {
+Status feed_file(const std::filesystem::path& path, Hasher& h) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error(ErrorCode::Io, "cannot open " + path.string() + " for reading");
+  std::array<char, 1 << 16> buf{};
+  while (in) {
+    in.read(buf.data(), buf.size());
+    h.update(std::string_view(buf.data(), static_cast<std::size_t>(in.gcount())));
+  }
+  if (in.bad()) return Error(ErrorCode::Io, "read error on " + path.string());
+  return {};
+}
+}  // namespace
+
+Expected<std::vector<std::uint8_t>> hash_file(const std::filesystem::path& path, HashAlgorithm algorithm) {
+  Hasher h(algorithm);
+  KHUB_CHECK(feed_file(path, h));
+  return h.finish();
+}
+
+Expected<std::string> git_blob_sha1_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  auto size = std::filesystem::file_size(path, ec);
+  if (ec) return Error(ErrorCode::Io, "cannot stat " + path.string() + ": " + ec.message());
+  Hasher h(HashAlgorithm::Sha1);
+  std::string header = "blob " + std::to_string(size);
+  h.update(std::string_view(header.data(), header.size() + 1));
+  KHUB_CHECK(feed_file(path, h));
+  return to_hex(h.finish());
+}
+
+bool is_hex(std::string_view text) noexcept {
+  if (text.empty()) return false;
+  for (char c : text)
+    if (hex_value(c) < 0) return false;
+  return true;
+}
+
+bool is_commit_hash(std::string_view text) noexcept {
+  return (text.size() == 40 || text.size() == 64) && is_hex(text);
+}
+
+}  // namespace khub

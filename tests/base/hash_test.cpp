@@ -1,0 +1,84 @@
+#include "khub/base/hash.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+namespace khub {
+namespace {
+
+std::vector<std::uint8_t> digest_of(std::string_view data, HashAlgorithm a) {
+  Hasher h(a);
+  h.update(data);
+  return h.finish();
+}
+
+// Vectors from kernel-layout.md §12 (kernel-builder digests) and §15.2 (git blob ids).
+TEST(Hash, DigestVectorsMatchKernelBuilder) {
+  EXPECT_EQ(base64_encode(digest_of("hello world", HashAlgorithm::Sha256)),
+            "uU0nuZNNPgilLlLX2n2r+sSE7+N6U4DukIj3rOLvzek=");
+  EXPECT_EQ(base64_encode(digest_of("hello world", HashAlgorithm::Sha512)),
+            "MJ7MSJwS1utMxA9QyQLytNDtd+5RGnx6m808qG1M2G+YndNbxf9JlnDaNCVbRbDP2DDoH2Bdz33FVC6TrpzXbw==");
+  EXPECT_EQ(base64_encode(digest_of("from ._ops import ops\n", HashAlgorithm::Sha256)),
+            "oJkKRxmymMxOBcRXhqsfbO0E+ZiDfCQ2pRXm7qmMTA8=");
+  EXPECT_EQ(base64_encode(digest_of("", HashAlgorithm::Sha256)), "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=");
+}
+
+TEST(Hash, GitBlobSha1MatchesGit) {
+  EXPECT_EQ(git_blob_sha1_hex("from ._ops import ops\n"), "1cec5723464b586acbda5ab039a6248d38255033");
+  EXPECT_EQ(git_blob_sha1_hex("from .. import *\n"), "7aab8e975a6b6be68f5bbe4d2c6e05d7c000aeb6");
+  EXPECT_EQ(git_blob_sha1_hex("z"), "fa7af8bf5fdd704f73beb3adc5612682a98e1af5");
+  EXPECT_EQ(git_blob_sha1_hex(""), "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391");
+}
+
+TEST(Hash, Sha256Hex) {
+  EXPECT_EQ(sha256_hex("\x7f" "ELF-fake-binary"),
+            "c36db55579ed34818d39e49d1b76f50af3668745d1c76441e1a41faddcfb9c17");
+}
+
+TEST(Hash, FileHashesEqualInMemoryHashes) {
+  auto dir = std::filesystem::temp_directory_path() / ("khub-hash-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string content(200000, 'x');
+  for (std::size_t i = 0; i < content.size(); ++i) content[i] = static_cast<char>(i * 7 + 3);
+  std::ofstream(dir / "f", std::ios::binary) << content;
+  auto blob = git_blob_sha1_file(dir / "f");
+  ASSERT_TRUE(blob);
+  EXPECT_EQ(*blob, git_blob_sha1_hex(content));
+  auto sha = hash_file(dir / "f", HashAlgorithm::Sha256);
+  ASSERT_TRUE(sha);
+  EXPECT_EQ(to_hex(*sha), sha256_hex(content));
+  auto missing = hash_file(dir / "missing", HashAlgorithm::Sha256);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, ErrorCode::Io);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Hash, HexAndBase64RoundTrip) {
+  std::vector<std::uint8_t> bytes{0, 1, 0x7f, 0x80, 0xfe, 0xff, 42};
+  EXPECT_EQ(from_hex(to_hex(bytes)), bytes);
+  EXPECT_TRUE(from_hex("abc").empty());
+  EXPECT_TRUE(from_hex("zz").empty());
+  for (std::size_t n = 0; n <= bytes.size(); ++n) {
+    std::vector<std::uint8_t> part(bytes.begin(), bytes.begin() + static_cast<long>(n));
+    auto decoded = base64_decode(base64_encode(part));
+    ASSERT_TRUE(decoded) << n;
+    EXPECT_EQ(*decoded, part);
+  }
+  EXPECT_FALSE(base64_decode("abc"));
+  EXPECT_FALSE(base64_decode("a!c="));
+}
+
+TEST(Hash, CommitHashShapes) {
+  EXPECT_TRUE(is_commit_hash(std::string(40, 'a')));
+  EXPECT_TRUE(is_commit_hash(std::string(64, 'F')));
+  EXPECT_FALSE(is_commit_hash(std::string(41, 'a')));
+  EXPECT_FALSE(is_commit_hash("main"));
+  EXPECT_FALSE(is_commit_hash(std::string(39, 'a') + "g"));
+}
+
+}  // namespace
+}  // namespace khub
