@@ -1,0 +1,38 @@
+#pragma once
+// The facts about a host that decide which variants it accepts (kernel-layout.md §3). Code that
+// has no torch builds a HostInfo itself or calls detect_host(); torch_bridge fills it from LibTorch.
+#include <optional>
+#include <string>
+
+#include "khub/base/error.h"
+#include "khub/variants/variant.h"
+
+namespace khub::variants {
+
+struct HostInfo {
+  std::string os = "linux";   // linux | darwin | windows
+  std::string cpu = "x86_64"; // x86_64 | aarch64 | …
+  std::optional<Version> torch;        // major.minor of the torch in the process, none without torch
+  std::optional<bool> cxx11_abi;       // Linux only
+  Backend backend;                     // detected (or overridden) compute backend
+  std::optional<Version> tvm_ffi;
+  std::optional<Version> macos;        // darwin only
+  std::optional<Version> cuda_capability;  // compute capability of device 0, when a GPU is present
+  friend bool operator==(const HostInfo&, const HostInfo&) = default;
+};
+
+/// Host facts without torch: OS and CPU from uname (mapped like Python's platform module), CUDA
+/// runtime version from libcudart loaded with dlopen (none → cpu), device capability through the
+/// CUDA driver API loaded with dlopen. Never links CUDA.
+[[nodiscard]] HostInfo detect_host_without_torch();
+
+/// Applies an explicit backend override (`cpu` or the detected backend's name), with upstream's
+/// error `Invalid backend '<b>', system supported backends: cpu, cuda`.
+[[nodiscard]] Expected<HostInfo> with_backend(HostInfo host, std::string_view backend);
+
+/// Parses the host JSON used by `khub variants --host FILE.json` (keys os, cpu, torch, cxx11_abi,
+/// backend, backend_version, tvm_ffi, macos); and renders it back.
+[[nodiscard]] Expected<HostInfo> host_from_json(std::string_view json_text);
+[[nodiscard]] std::string host_to_json(const HostInfo& host);
+
+}  // namespace khub::variants

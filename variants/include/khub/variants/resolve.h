@@ -1,0 +1,37 @@
+#pragma once
+// Acceptance, preference order and the decision trace, as the Python `kernels` client does them
+// (kernel-layout.md §4–§6), with khub's deterministic tie-break: arch before noarch, then name.
+#include <string>
+#include <vector>
+
+#include "khub/variants/host.h"
+#include "khub/variants/variant.h"
+
+namespace khub::variants {
+
+struct Decision {
+  Variant variant;
+  std::string name;     // the variant's directory name
+  bool accepted = false;
+  std::string reason;   // upstream's rejection text; empty when accepted
+};
+
+struct Resolution {
+  std::vector<Decision> decisions;  // every candidate, best first (accepted before rejected)
+  [[nodiscard]] const Decision* chosen() const;            // first accepted, or null
+  [[nodiscard]] std::vector<std::string> accepted() const; // names, best first
+  /// One line per decision: `<v> compatible, preferred ✅`, `<v> compatible ✅`, `<v>: <reason>`.
+  [[nodiscard]] std::string trace() const;
+};
+
+/// Checks one variant against the host; empty string when accepted, else the reason.
+[[nodiscard]] std::string rejection_reason(const Variant& variant, const HostInfo& host);
+
+/// Ranks candidate names; names that do not parse are left out (and listed in `unparsable`).
+[[nodiscard]] Resolution resolve_variants(const std::vector<std::string>& candidates, const HostInfo& host,
+                                          std::vector<std::string>* unparsable = nullptr);
+
+/// khub loads only natively loadable kinds: the first accepted torch arch / stable-ABI variant.
+[[nodiscard]] const Decision* first_loadable(const Resolution& resolution);
+
+}  // namespace khub::variants
