@@ -138,6 +138,7 @@ TEST(ResolveUpstreamCases, RocmUniversalAndCudaOnlySets) {
   EXPECT_EQ(accepted({"torch29-cxx11-rocm70-x86_64-linux"}, linux_host({2, 9}, rocm(7, 0))),
             Names{"torch29-cxx11-rocm70-x86_64-linux"});
   EXPECT_EQ(accepted({"torch210-cxx11-rocm70-x86_64-linux"}, linux_host({2, 9}, rocm(7, 0))), Names{});
+  EXPECT_EQ(accepted(kSetR, linux_host({2, 9}, rocm(7, 0))), Names{});
   EXPECT_EQ(accepted({"torch-universal"}, linux_host({2, 10}, rocm(7, 0))), Names{"torch-universal"});
   const Names cuda_only = {"torch210-cxx11-cu126-x86_64-linux", "torch210-cxx11-cu128-x86_64-linux",
                            "torch210-cxx11-cu130-x86_64-linux"};
