@@ -12,4 +12,5 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/khubConfig.cmake.in
   ${PROJECT_BINARY_DIR}/khubConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/khub)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/khubConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/khubConfig.cmake ${PROJECT_BINARY_DIR}/khubConfigVersion.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/KhubTorchLinkPath.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/khub)
