@@ -97,6 +97,9 @@ void dispatch_write(Hub& hub, const Req& req, Res& res, const Reader& reader) {
   if (!route) return send_error(res, 400, "BadRequest", "malformed percent-encoding in the request path");
   const auto& s = route->segs;
   const auto& m = req.method;
+  if (s.size() == 2 && s[0] == "api" && s[1] == "validate-yaml" && m == "POST") {
+    return post_validate_yaml(hub, req, res, reader);
+  }
   if (s.size() == 3 && s[0] == "api" && s[1] == "repos") {
     if (s[2] == "create" && m == "POST") return post_create_repo(hub, req, res, reader);
     if (s[2] == "delete" && m == "DELETE") return delete_repo(hub, req, res, reader);

@@ -22,6 +22,7 @@ void get_tree(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::strin
 void get_commits(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::string_view rev);
 void post_paths_info(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key,
                      std::string_view rev);
+void post_validate_yaml(Hub& hub, const Req& req, Res& res, const Reader& reader);
 void post_create_repo(Hub& hub, const Req& req, Res& res, const Reader& reader);
 void delete_repo(Hub& hub, const Req& req, Res& res, const Reader& reader);
 void post_ref(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key, RefKind kind,

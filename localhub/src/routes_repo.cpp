@@ -270,6 +270,19 @@ void post_paths_info(Hub& hub, const Req& req, Res& res, const Reader& reader, c
   send_json(res, out);
 }
 
+void post_validate_yaml(Hub& hub, const Req& /*req*/, Res& res, const Reader& reader) {
+  // The README metadata block must be closed; its YAML itself is not interpreted here.
+  auto j = json_body(hub, reader, res);
+  if (!j) return;
+  auto content = j->value("content", std::string());
+  json errors = json::array();
+  if (content.starts_with("---\n") || content.starts_with("---\r\n")) {
+    auto close = content.find("\n---", 3);
+    if (close == std::string::npos) errors.push_back({{"message", "the metadata block opened by '---' is never closed"}});
+  }
+  send_json(res, {{"errors", errors}, {"warnings", json::array()}}, errors.empty() ? 200 : 400);
+}
+
 void post_create_repo(Hub& hub, const Req& req, Res& res, const Reader& reader) {
   auto j = json_body(hub, reader, res);
   if (!j) return;
