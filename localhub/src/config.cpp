@@ -114,20 +114,19 @@ Expected<TokenGrant> parse_token_flag(std::string_view flag) {
 }
 
 Expected<FaultRule> parse_fault(std::string_view spec) {
+  FaultRule r;
+  if (auto c = spec.rfind(",count="); c != std::string_view::npos) {
+    auto n = to_int(spec.substr(c + 7));
+    if (!n || *n < 1) return Error(ErrorCode::InvalidArgument, "fault '" + std::string(spec) + "': bad count");
+    r.count = *n;
+    spec = spec.substr(0, c);
+  }
   auto eq = spec.rfind('=');
   if (eq == std::string_view::npos || eq == 0) {
     return Error(ErrorCode::InvalidArgument, "fault '" + std::string(spec) + "': expected PATTERN=ACTION[,count=N]");
   }
-  FaultRule r;
   r.pattern = spec.substr(0, eq);
-  std::string_view rest = spec.substr(eq + 1);
-  std::string_view action = rest.substr(0, rest.find(','));
-  if (auto comma = rest.find(','); comma != std::string_view::npos) {
-    auto opt = rest.substr(comma + 1);
-    auto n = opt.starts_with("count=") ? to_int(opt.substr(6)) : std::nullopt;
-    if (!n || *n < 1) return Error(ErrorCode::InvalidArgument, "fault '" + std::string(spec) + "': bad count");
-    r.count = *n;
-  }
+  std::string_view action = spec.substr(eq + 1);
   auto fail = [&] {
     return Error(ErrorCode::InvalidArgument,
                  "fault '" + std::string(spec) +

@@ -127,7 +127,9 @@ Expected<CommitResult> RepoStore::commit(const RepoRecord& repo, std::string_vie
 
   std::vector<std::optional<FileEntry>> added;
   for (const auto& op : request.ops) {
-    if (auto why = check_repo_path(op.path); !why.empty()) {
+    std::string_view checked = op.path;
+    while (op.kind == OpKind::DeleteFolder && checked.ends_with("/")) checked.remove_suffix(1);
+    if (auto why = check_repo_path(checked); !why.empty()) {
       return Error(ErrorCode::InvalidArgument, "invalid path '" + op.path + "': " + why);
     }
     if (op.kind == OpKind::AddFile) {
