@@ -170,8 +170,9 @@ void post_lfs_batch(Hub& hub, const Req& req, Res& res, const Reader& reader, co
     }
     objects.push_back(std::move(out));
   }
-  send_json(res, {{"transfer", used_multipart ? "multipart" : "basic"}, {"objects", objects}});
-  res.set_header("Content-Type", "application/vnd.git-lfs+json");
+  json reply{{"transfer", used_multipart ? "multipart" : "basic"}, {"objects", objects}};
+  res.status = 200;
+  res.set_content(reply.dump(), "application/vnd.git-lfs+json");
 }
 
 namespace {

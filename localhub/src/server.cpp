@@ -75,6 +75,12 @@ void close_after(Res& res, std::size_t cut = std::string::npos) {
   });
 }
 
+// cpp-httplib's set_header appends; these headers must appear once.
+void replace_header(Res& res, const std::string& key, const std::string& value) {
+  res.headers.erase(key);
+  res.set_header(key, value);
+}
+
 std::string flip_etag(std::string v) {
   for (auto it = v.rbegin(); it != v.rend(); ++it) {
     if (std::isxdigit(static_cast<unsigned char>(*it))) {
@@ -95,14 +101,14 @@ void apply_response_fault(const Req& req, Res& res) {
     }
     case FaultAction::WrongSize:
       if (res.has_header("X-Linked-Size")) {
-        res.set_header("X-Linked-Size", std::to_string(std::stoull(res.get_header_value("X-Linked-Size")) + 1));
+        replace_header(res, "X-Linked-Size", std::to_string(std::stoull(res.get_header_value("X-Linked-Size")) + 1));
       } else if (req.method == "HEAD" && res.content_provider_) {
         res.content_length_ += 1;
       }
       break;
     case FaultAction::WrongEtag:
       for (const char* h : {"ETag", "X-Linked-Etag"}) {
-        if (res.has_header(h)) res.set_header(h, flip_etag(res.get_header_value(h)));
+        if (res.has_header(h)) replace_header(res, h, flip_etag(res.get_header_value(h)));
       }
       break;
     default: break;
@@ -150,7 +156,7 @@ struct Server::Impl {
         return httplib::Server::HandlerResponse::Handled;
       case FaultAction::RateLimit: {
         auto t = std::to_string(t_fault->seconds);
-        res.set_header("RateLimit", std::string(resolver ? "\"resolvers\"" : "\"api\"") + ";r=0;t=" + t);
+        replace_header(res, "RateLimit", std::string(resolver ? "\"resolvers\"" : "\"api\"") + ";r=0;t=" + t);
         res.set_header("Retry-After", t);
         send_error(res, 429, "RateLimited", "injected fault: rate limited, retry in " + t + " s");
         close_after(res);
