@@ -270,6 +270,34 @@ void post_paths_info(Hub& hub, const Req& req, Res& res, const Reader& reader, c
   send_json(res, out);
 }
 
+void put_settings(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key) {
+  auto j = json_body(hub, reader, res);
+  if (!j) return;
+  auto who = hub.identify(req);
+  if (!find_readable_repo(hub, who, key, res) || !require_write(hub, who, key.ns, res)) return;
+  std::optional<bool> is_private;
+  if (j->contains("private") && (*j)["private"].is_boolean()) is_private = (*j)["private"].get<bool>();
+  if (j->contains("visibility")) {
+    auto v = j->value("visibility", std::string());
+    if (v != "public" && v != "private") return send_error(res, 400, "BadRequest", "visibility must be public or private");
+    is_private = v == "private";
+  }
+  if (j->contains("gated") && (*j)["gated"] != false) {
+    return send_error(res, 400, "BadRequest", "gated repos are not supported by this server");
+  }
+  if (is_private) {
+    if (auto st = hub.store.set_private(key, *is_private); !st) return send_error(res, st.error());
+  }
+  send_json(res, json::object());
+}
+
+void get_auth_check(Hub& hub, const Req& req, Res& res, const RepoKey& key, bool write) {
+  auto who = hub.identify(req);
+  if (!find_readable_repo(hub, who, key, res)) return;
+  if (write && !require_write(hub, who, key.ns, res)) return;
+  send_json(res, json::object());
+}
+
 void post_validate_yaml(Hub& hub, const Req& /*req*/, Res& res, const Reader& reader) {
   // The README metadata block must be closed; its YAML itself is not interpreted here.
   auto j = json_body(hub, reader, res);

@@ -136,7 +136,8 @@ void post_lfs_batch(Hub& hub, const Req& req, Res& res, const Reader& reader, co
     } else if (size > hub.config.max_object_size) {
       fail("object larger than " + std::to_string(hub.config.max_object_size) + " bytes");
     } else if (op == "download") {
-      if (!stored) {
+      auto referenced = hub.store.references_blob(*repo, oid);
+      if (!stored || !referenced || !*referenced) {
         out["error"] = {{"code", 404}, {"message", "Object does not exist"}};
       } else {
         out["actions"]["download"] = {{"href", base + "/lfs-blob/" + oid + "?commit=&exp=" + exp + "&sig=" +

@@ -146,6 +146,27 @@ Expected<RepoRecord> RepoStore::find_repo(const RepoKey& key) const {
   return repo_not_found(key);
 }
 
+Status RepoStore::set_private(const RepoKey& key, bool is_private) {
+  std::lock_guard lock(impl_->write_mutex);
+  KHUB_TRY(auto conn, impl_->pool->acquire());
+  db::Statement up(conn.get(), "UPDATE repos SET private=?4 WHERE type=?1 AND ns=?2 AND name=?3");
+  up.bind(1, to_string(key.type)).bind(2, key.ns).bind(3, key.name).bind(4, std::int64_t{is_private});
+  KHUB_CHECK(up.run());
+  if (sqlite3_changes(conn.get()) == 0) return repo_not_found(key);
+  return {};
+}
+
+Expected<bool> RepoStore::references_blob(const RepoRecord& repo, std::string_view sha256) const {
+  KHUB_TRY(auto conn, impl_->pool->acquire());
+  db::Statement st(conn.get(),
+                   "SELECT 1 FROM commits c JOIN tree_files f ON f.tree_oid = c.tree_oid "
+                   "WHERE c.repo_id=?1 AND f.sha256=?2 LIMIT 1");
+  st.bind(1, repo.rowid).bind(2, sha256);
+  if (st.step()) return true;
+  if (st.error()) return *st.error();
+  return false;
+}
+
 Expected<std::string> get_ref(db::Connection& conn, std::int64_t repo_rowid, RefKind kind, std::string_view name) {
   db::Statement st(conn.get(), "SELECT commit_oid FROM refs WHERE repo_id=?1 AND kind=?2 AND name=?3");
   st.bind(1, repo_rowid).bind(2, ref_kind_name(kind)).bind(3, name);

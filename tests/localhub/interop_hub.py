@@ -112,6 +112,10 @@ def exercise_private(api: HfApi, cache: Path):
         raise AssertionError("anonymous download of a private repo must fail")
     except HfHubHTTPError as e:
         check(e.response.status_code == 401, f"anonymous private download: {e.response.status_code}")
+    api.auth_check(repo_id, write=True)
+    api.update_repo_settings(repo_id, private=False)
+    p = hf_hub_download(repo_id, "s.txt", cache_dir=str(cache / "anon2"), token=False)
+    check(Path(p).read_bytes() == b"secret\n", "public again: anonymous download")
 
 
 def main():

@@ -212,6 +212,15 @@ TEST_F(AuthTest, TokensRightsAndPrivateRepos) {
   EXPECT_EQ(w["auth"]["accessToken"]["role"], "write");
   EXPECT_EQ(client_->Get("/api/whoami-v2")->status, 401);
 
+  EXPECT_EQ(client_->Get("/api/kernels/acme/secret/auth-check", auth("hf_read"))->status, 200);
+  EXPECT_EQ(client_->Get("/api/kernels/acme/secret/auth-check/write", auth("hf_read"))->status, 403);
+  EXPECT_EQ(client_->Get("/api/kernels/acme/secret/auth-check/write", auth("hf_write"))->status, 200);
+  EXPECT_EQ(client_->Put("/api/kernels/acme/secret/settings", auth("hf_read"), R"({"visibility":"public"})",
+                         "application/json")->status, 403);
+  ASSERT_EQ(client_->Put("/api/kernels/acme/secret/settings", auth("hf_write"), R"({"visibility":"public"})",
+                         "application/json")->status, 200);
+  EXPECT_EQ(client_->Get("/api/kernels/acme/secret")->status, 200);  // now public
+
   EXPECT_EQ(json::parse(client_->Get("/api/organizations/acme/overview")->body)["trustedKernelPublisher"], true);
   EXPECT_EQ(json::parse(client_->Get("/api/organizations/x/overview")->body)["trustedKernelPublisher"], false);
   EXPECT_EQ(client_->Get("/api/organizations/bob/overview")->status, 404);  // a user, not an org

@@ -69,6 +69,10 @@ TEST_F(UploadTest, BasicAndMultipartLfsThenCommit) {
   upload_lfs("kernels/acme/relu", small);
   upload_lfs("kernels/acme/relu", large);  // 4 parts of 64 KiB
   EXPECT_TRUE(server_->store().blobs().contains(sha256_hex(large)));
+  // LFS download actions only for objects committed to this repo.
+  json down{{"operation", "download"}, {"objects", {{{"oid", sha256_hex(small)}, {"size", small.size()}}}}};
+  auto dl = json::parse(client_->Post("/kernels/acme/relu.git/info/lfs/objects/batch", down.dump(), "application/json")->body);
+  EXPECT_EQ(dl["objects"][0]["error"]["code"], 404);
   // Known objects come back without actions.
   json batch{{"operation", "upload"}, {"transfers", {"basic"}}, {"objects", {{{"oid", sha256_hex(small)}, {"size", small.size()}}}}};
   auto again = json::parse(client_->Post("/kernels/acme/relu.git/info/lfs/objects/batch", batch.dump(), "application/json")->body);
@@ -84,6 +88,9 @@ TEST_F(UploadTest, BasicAndMultipartLfsThenCommit) {
   EXPECT_EQ(oid.size(), 40u);
   EXPECT_NE(j["commitUrl"].get<std::string>().find("/kernels/acme/relu/commit/" + oid), std::string::npos);
   EXPECT_EQ(head("kernels/acme/relu"), oid);
+  auto dl2 = json::parse(client_->Post("/kernels/acme/relu.git/info/lfs/objects/batch", down.dump(), "application/json")->body);
+  auto href = dl2["objects"][0]["actions"]["download"]["href"].get<std::string>();
+  EXPECT_EQ(client_->Get(href.substr(href.find('/', 7)))->body, small);
   auto init = client_->Head("/kernels/acme/relu/resolve/" + oid + "/build/v/__init__.py");
   EXPECT_EQ(init->get_header_value("ETag"), "\"1cec5723464b586acbda5ab039a6248d38255033\"");
 

@@ -109,6 +109,10 @@ class RepoStore {
   /// RepoNotFound when absent.
   [[nodiscard]] Status delete_repo(const RepoKey& key);
   [[nodiscard]] Expected<RepoRecord> find_repo(const RepoKey& key) const;
+  /// Makes a repo private or public. RepoNotFound when absent.
+  [[nodiscard]] Status set_private(const RepoKey& key, bool is_private);
+  /// True when some commit of `repo` has a file with this content.
+  [[nodiscard]] Expected<bool> references_blob(const RepoRecord& repo, std::string_view sha256) const;
 
   /// Branch, tag, refs/heads/x, refs/tags/x, refs/pr/N or a 40-hex commit of this repo → commit
   /// oid; RevisionNotFound otherwise.
