@@ -73,6 +73,12 @@ void dispatch_read(Hub& hub, const Req& req, Res& res) {
   if (s.size() == 4 && s[0] == "api" && s[1] == "organizations" && s[3] == "overview") {
     return get_org_overview(hub, req, res, s[2]);
   }
+  // /api/resolve-cache/{type}s/{ns}/{name}/{commit}/{path…}: where resolve_cache_redirects point.
+  if (s.size() >= 7 && s[0] == "api" && s[1] == "resolve-cache" && type_from_plural(s[2])) {
+    RepoKey key{*type_from_plural(s[2]), s[3], s[4]};
+    if (!valid_key(key) || s[5].size() != 40) return send_error(res, 404, "RepoNotFound", "Repository not found");
+    return get_resolve(hub, req, res, key, s[5], join(s, 6));
+  }
   if (auto a = api_route(s)) {
     if (!valid_key(a->key)) return send_error(res, 404, "RepoNotFound", "Repository not found");
     const auto& r = a->rest;

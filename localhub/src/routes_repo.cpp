@@ -142,7 +142,7 @@ void get_repo_info(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::
          {"author", key.ns},
          {"sha", r->commit},
          {"private", r->repo.is_private},
-         {"gated", false},
+         {"gated", r->repo.gated.empty() ? json(false) : json(r->repo.gated)},
          {"disabled", false},
          {"downloads", 0},
          {"likes", 0},
@@ -282,8 +282,12 @@ void put_settings(Hub& hub, const Req& req, Res& res, const Reader& reader, cons
     if (v != "public" && v != "private") return send_error(res, 400, "BadRequest", "visibility must be public or private");
     is_private = v == "private";
   }
-  if (j->contains("gated") && (*j)["gated"] != false) {
-    return send_error(res, 400, "BadRequest", "gated repos are not supported by this server");
+  if (j->contains("gated")) {
+    const auto& g = (*j)["gated"];
+    if (!(g == false || g == "auto" || g == "manual")) return send_error(res, 400, "BadRequest", "gated must be false, \"auto\" or \"manual\"");
+    if (auto st = hub.store.set_gated(key, g == false ? std::string() : g.get<std::string>()); !st) {
+      return send_error(res, st.error());
+    }
   }
   if (is_private) {
     if (auto st = hub.store.set_private(key, *is_private); !st) return send_error(res, st.error());

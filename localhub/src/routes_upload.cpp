@@ -111,6 +111,7 @@ void post_lfs_batch(Hub& hub, const Req& req, Res& res, const Reader& reader, co
   auto who = hub.identify(req);
   auto repo = find_readable_repo(hub, who, key, res);
   if (!repo || (op == "upload" && !require_write(hub, who, key.ns, res))) return;
+  if (op == "download" && !check_gate(hub, who, *repo, res)) return;
   bool multipart_ok = false;
   if (j.contains("transfers") && j["transfers"].is_array()) {
     for (const auto& t : j["transfers"]) multipart_ok |= t == "multipart";

@@ -13,6 +13,7 @@ constexpr std::string_view kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS repos(
   id INTEGER PRIMARY KEY, type TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,
   private INTEGER NOT NULL, created_at INTEGER NOT NULL, next_pr INTEGER NOT NULL DEFAULT 1,
+  gated TEXT NOT NULL DEFAULT '',
   UNIQUE(type, ns, name));
 CREATE TABLE IF NOT EXISTS commits(
   repo_id INTEGER NOT NULL REFERENCES repos(id) ON DELETE CASCADE, oid TEXT NOT NULL,
@@ -47,6 +48,7 @@ RepoRecord read_repo(const db::Statement& st) {
   r.key.name = st.text(3);
   r.is_private = st.integer(4) != 0;
   r.created_at = st.integer(5);
+  r.gated = st.text(6);
   return r;
 }
 
@@ -139,7 +141,7 @@ Status RepoStore::delete_repo(const RepoKey& key) {
 
 Expected<RepoRecord> RepoStore::find_repo(const RepoKey& key) const {
   KHUB_TRY(auto conn, impl_->pool->acquire());
-  db::Statement st(conn.get(), "SELECT id, type, ns, name, private, created_at FROM repos WHERE type=?1 AND ns=?2 AND name=?3");
+  db::Statement st(conn.get(), "SELECT id, type, ns, name, private, created_at, gated FROM repos WHERE type=?1 AND ns=?2 AND name=?3");
   st.bind(1, to_string(key.type)).bind(2, key.ns).bind(3, key.name);
   if (st.step()) return read_repo(st);
   if (st.error()) return *st.error();
@@ -151,6 +153,16 @@ Status RepoStore::set_private(const RepoKey& key, bool is_private) {
   KHUB_TRY(auto conn, impl_->pool->acquire());
   db::Statement up(conn.get(), "UPDATE repos SET private=?4 WHERE type=?1 AND ns=?2 AND name=?3");
   up.bind(1, to_string(key.type)).bind(2, key.ns).bind(3, key.name).bind(4, std::int64_t{is_private});
+  KHUB_CHECK(up.run());
+  if (sqlite3_changes(conn.get()) == 0) return repo_not_found(key);
+  return {};
+}
+
+Status RepoStore::set_gated(const RepoKey& key, std::string_view mode) {
+  std::lock_guard lock(impl_->write_mutex);
+  KHUB_TRY(auto conn, impl_->pool->acquire());
+  db::Statement up(conn.get(), "UPDATE repos SET gated=?4 WHERE type=?1 AND ns=?2 AND name=?3");
+  up.bind(1, to_string(key.type)).bind(2, key.ns).bind(3, key.name).bind(4, mode);
   KHUB_CHECK(up.run());
   if (sqlite3_changes(conn.get()) == 0) return repo_not_found(key);
   return {};

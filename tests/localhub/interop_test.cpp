@@ -62,12 +62,13 @@ class InteropTest : public ::testing::Test {
 };
 
 TEST_F(InteropTest, HuggingfaceHubUploadsAndDownloads) {
-  // Tokens on, and LFS redirects to another host name (localhost vs 127.0.0.1), so the client
+  // Tokens on, branch downloads through the Hub's relative 307, and LFS redirects to another host name (localhost vs 127.0.0.1), so the client
   // takes its cross-host path: metadata from the 302 and no Authorization on the blob URL.
   ServerConfig c;
   c.tokens.push_back(TokenGrant{"hf_interop_write", "interop", true, {"interop-org"}, {}});
   c.blob_base_url = "http://localhost:{port}";
   c.lfs_chunk_size = 8ull << 20;  // the 21 MB file goes multipart
+  c.resolve_cache_redirects = true;  // regular files by branch: 307 to /api/resolve-cache/…
   EXPECT_EQ(run_script(c, "interop_hub.py", {"HF_TOKEN=hf_interop_write"}), 0);
 }
 

@@ -177,6 +177,7 @@ class AuthTest : public ServerFixture {
     ServerConfig c;
     c.tokens.push_back(TokenGrant{"hf_write", "alice", true, {"acme"}, {"alice", "acme"}});
     c.tokens.push_back(TokenGrant{"hf_read", "bob", false, {}, {}});
+    c.tokens.push_back(TokenGrant{"hf_other", "carol", false, {}, {"other"}});
     c.trusted_orgs = {"acme"};
     return c;
   }
@@ -224,6 +225,52 @@ TEST_F(AuthTest, TokensRightsAndPrivateRepos) {
   EXPECT_EQ(json::parse(client_->Get("/api/organizations/acme/overview")->body)["trustedKernelPublisher"], true);
   EXPECT_EQ(json::parse(client_->Get("/api/organizations/x/overview")->body)["trustedKernelPublisher"], false);
   EXPECT_EQ(client_->Get("/api/organizations/bob/overview")->status, 404);  // a user, not an org
+}
+
+TEST_F(AuthTest, GatedReposNeedATokenToDownload) {
+  ASSERT_EQ(create_repo("model", "acme", "g", "hf_write")->status, 200);
+  ASSERT_EQ(commit_files("models/acme/g", "main", {{"w.txt", "w"}}, "hf_write")->status, 200);
+  ASSERT_EQ(client_->Put("/api/models/acme/g/settings", auth("hf_write"), R"({"gated":"auto"})", "application/json")->status, 200);
+  EXPECT_EQ(json::parse(client_->Get("/api/models/acme/g")->body)["gated"], "auto");  // metadata stays readable
+  auto anon = client_->Head("/acme/g/resolve/main/w.txt");
+  EXPECT_EQ(anon->status, 401);
+  EXPECT_EQ(anon->get_header_value("X-Error-Code"), "GatedRepo");
+  EXPECT_EQ(client_->Head("/acme/g/resolve/main/w.txt", auth("hf_other"))->status, 200);  // auto: any token
+  ASSERT_EQ(client_->Put("/api/models/acme/g/settings", auth("hf_write"), R"({"gated":"manual"})", "application/json")->status, 200);
+  auto denied = client_->Head("/acme/g/resolve/main/w.txt", auth("hf_other"));
+  EXPECT_EQ(denied->status, 403);
+  EXPECT_EQ(denied->get_header_value("X-Error-Code"), "GatedRepo");
+  EXPECT_EQ(client_->Get("/acme/g/resolve/main/w.txt", auth("hf_read"))->body, "w");
+  EXPECT_EQ(client_->Put("/api/models/acme/g/settings", auth("hf_write"), R"({"gated":"yes"})", "application/json")->status, 400);
+}
+
+class ResolveCacheTest : public ServerFixture {
+ protected:
+  ServerConfig config() override {
+    ServerConfig c;
+    c.resolve_cache_redirects = true;
+    return c;
+  }
+};
+
+TEST_F(ResolveCacheTest, BranchRequestsRedirectRelativeToResolveCache) {
+  create_repo("kernel", "acme", "relu");
+  ASSERT_EQ(commit_files("kernels/acme/relu", "main", {{"build/x/__init__.py", "from ._ops import ops\n"}})->status, 200);
+  auto commit = head("kernels/acme/relu");
+  auto r = client_->Head("/kernels/acme/relu/resolve/main/build/x/__init__.py");
+  ASSERT_EQ(r->status, 307);
+  auto location = r->get_header_value("Location");
+  // Sent as ?etag=%22…%22; cpp-httplib's client percent-decodes header values when parsing.
+  EXPECT_EQ(location, "/api/resolve-cache/kernels/acme/relu/" + commit +
+                          "/build/x/__init__.py?etag=\"1cec5723464b586acbda5ab039a6248d38255033\"");
+  auto final_head = client_->Head(location);
+  EXPECT_EQ(final_head->status, 200);
+  EXPECT_EQ(final_head->get_header_value("ETag"), "\"1cec5723464b586acbda5ab039a6248d38255033\"");
+  EXPECT_EQ(final_head->get_header_value("X-Repo-Commit"), commit);
+  EXPECT_EQ(final_head->get_header_value("Content-Length"), "22");
+  EXPECT_EQ(client_->Get(location)->body, "from ._ops import ops\n");
+  // By commit: answered directly.
+  EXPECT_EQ(client_->Head("/kernels/acme/relu/resolve/" + commit + "/build/x/__init__.py")->status, 200);
 }
 
 TEST(ServerStart, RefusesOpenWritesOnNonLoopbackAddress) {
