@@ -1,5 +1,8 @@
 // The read side of the Hub API against a real loopback server: repo info, refs, branches and
 // tags, tree listing with pagination, resolve headers, ranges, auth and organisation overview.
+#include <mutex>
+#include <thread>
+
 #include "test_support.h"
 
 namespace khub::localhub::testing {
@@ -271,6 +274,29 @@ TEST_F(ResolveCacheTest, BranchRequestsRedirectRelativeToResolveCache) {
   EXPECT_EQ(client_->Get(location)->body, "from ._ops import ops\n");
   // By commit: answered directly.
   EXPECT_EQ(client_->Head("/kernels/acme/relu/resolve/" + commit + "/build/x/__init__.py")->status, 200);
+}
+
+TEST(ServerStart, WaitReturnsAfterStopFromAnotherThread) {
+  TempDir dir("wait");
+  ServerOptions o;
+  o.root = dir.path;
+  std::vector<std::string> lines;
+  std::mutex mutex;
+  o.request_log = [&](std::string_view line) {
+    std::lock_guard lock(mutex);
+    lines.emplace_back(line);
+  };
+  Server server(std::move(o));
+  ASSERT_TRUE(server.start());
+  httplib::Client c("127.0.0.1", server.port());
+  EXPECT_EQ(c.Get("/api/whoami-v2")->status, 401);
+  std::thread stopper([&] { server.stop(); });
+  server.wait();
+  stopper.join();
+  EXPECT_FALSE(c.Get("/api/whoami-v2"));  // no longer listening
+  std::lock_guard lock(mutex);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("\"GET /api/whoami-v2\" 401"), std::string::npos) << lines[0];
 }
 
 TEST(ServerStart, RefusesOpenWritesOnNonLoopbackAddress) {
