@@ -65,7 +65,13 @@ struct CommitParser {
   }
 
   Status add_inline(const json& v, const std::string& path) {
-    if (v.contains("oldPath")) return bad("renames (oldPath) are not supported; delete and add instead");
+    if (v.contains("oldPath") && !v.contains("content")) {
+      if (!v["oldPath"].is_string()) return bad("oldPath must be a string");
+      CommitOp op{OpKind::RenameFile, path};
+      op.from = v["oldPath"].get<std::string>();
+      request.ops.push_back(std::move(op));
+      return {};
+    }
     if (!v.contains("content") || !v["content"].is_string()) return bad("file needs a content string");
     auto encoding = v.value("encoding", std::string("utf-8"));
     const auto& content = v["content"].get_ref<const std::string&>();

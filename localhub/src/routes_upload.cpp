@@ -3,6 +3,7 @@
 // no Authorization to them, as to S3).
 #include <chrono>
 #include <fstream>
+#include <random>
 
 #include "khub/base/hash.h"
 #include "routes.h"
@@ -235,7 +236,7 @@ void put_lfs_object(Hub& hub, const Req& req, Res& res, const Reader& reader, st
   auto dir = hub.store.blobs().upload_dir() / oid;
   std::error_code ec;
   fs::create_directories(dir, ec);
-  auto tmp = dir / (std::to_string(part) + ".tmp." + hub.sign(std::to_string(now_seconds()) + payload).substr(0, 8));
+  auto tmp = dir / (std::to_string(part) + ".tmp." + std::to_string(std::random_device{}()));
   std::ofstream out(tmp, std::ios::binary);
   Hasher hasher(HashAlgorithm::Sha256);
   auto st = receive(reader, expect, [&](std::string_view d) -> Status {

@@ -43,6 +43,15 @@ Status apply_op(std::map<std::string, FileEntry>& files, const CommitOp& op, con
     case OpKind::AddFile:
       files[op.path] = *added;
       return {};
+    case OpKind::RenameFile: {
+      auto it = files.find(op.from);
+      if (it == files.end()) return Error(ErrorCode::EntryNotFound, "A file with this name doesn't exist: " + op.from);
+      FileEntry moved = it->second;
+      files.erase(it);
+      moved.path = op.path;
+      files[op.path] = std::move(moved);
+      return {};
+    }
     case OpKind::DeleteFile:
       if (files.erase(op.path) == 0) {
         return Error(ErrorCode::EntryNotFound, "A file with this name doesn't exist: " + op.path);
@@ -131,6 +140,11 @@ Expected<CommitResult> RepoStore::commit(const RepoRecord& repo, std::string_vie
     while (op.kind == OpKind::DeleteFolder && checked.ends_with("/")) checked.remove_suffix(1);
     if (auto why = check_repo_path(checked); !why.empty()) {
       return Error(ErrorCode::InvalidArgument, "invalid path '" + op.path + "': " + why);
+    }
+    if (op.kind == OpKind::RenameFile) {
+      if (auto why = check_repo_path(op.from); !why.empty()) {
+        return Error(ErrorCode::InvalidArgument, "invalid path '" + op.from + "': " + why);
+      }
     }
     if (op.kind == OpKind::AddFile) {
       KHUB_TRY(auto e, entry_for(impl_->blobs, op));

@@ -70,9 +70,16 @@ TEST_F(StoreTest, CommitAddsReplacesAndDeletes) {
   ASSERT_TRUE(c2) << c2.error().message;
   EXPECT_EQ((*store_->find_file(repo_, c2->oid, "a.txt"))->git_oid, git_blob_sha1_hex("two"));
   EXPECT_FALSE(*store_->find_file(repo_, c2->oid, "build/x/y.so"));
+  CommitOp rename{OpKind::RenameFile, "b.txt"};
+  rename.from = "a.txt";
+  auto c3 = store_->commit(repo_, "main", {"rename", "", "", {rename}});
+  ASSERT_TRUE(c3) << c3.error().message;
+  EXPECT_EQ((*store_->find_file(repo_, c3->oid, "b.txt"))->git_oid, git_blob_sha1_hex("two"));
+  EXPECT_FALSE(*store_->find_file(repo_, c3->oid, "a.txt"));
+  EXPECT_EQ(store_->commit(repo_, "main", {"again", "", "", {rename}}).error().code, ErrorCode::EntryNotFound);
   // The old commit is immutable.
   EXPECT_EQ((*store_->find_file(repo_, c1->oid, "a.txt"))->git_oid, git_blob_sha1_hex("one"));
-  auto hist = store_->history(repo_, c2->oid);
+  auto hist = store_->history(repo_, c2->oid);  // c2, c1, initial
   ASSERT_TRUE(hist);
   EXPECT_EQ(hist->size(), 3u);
   EXPECT_EQ((*hist)[1].oid, c1->oid);

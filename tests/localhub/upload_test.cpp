@@ -100,6 +100,11 @@ TEST_F(UploadTest, BasicAndMultipartLfsThenCommit) {
   EXPECT_NE(stale->body.find("The branch was updated"), std::string::npos);
   EXPECT_EQ(head("kernels/acme/relu"), oid);
 
+  // Rename (file with oldPath and no content).
+  auto ren = commit({header(), json{{"key", "file"}, {"value", {{"path", "build/v/init.py"}, {"oldPath", "build/v/__init__.py"}}}}});
+  ASSERT_EQ(ren->status, 200) << ren->body;
+  EXPECT_EQ(client_->Get("/kernels/acme/relu/resolve/main/build/v/init.py")->body, "from ._ops import ops\n");
+
   // Deletions.
   auto del = commit({header(), json{{"key", "deletedFolder"}, {"value", {{"path", "build/v/"}}}}});
   ASSERT_EQ(del->status, 200) << del->body;

@@ -65,7 +65,7 @@ struct RefRecord {
   std::string commit;
 };
 
-enum class OpKind { AddFile, DeleteFile, DeleteFolder };
+enum class OpKind { AddFile, DeleteFile, DeleteFolder, RenameFile };
 
 /// One change of a commit. For AddFile the content must already be in the blob store.
 struct CommitOp {
@@ -74,6 +74,7 @@ struct CommitOp {
   std::string sha256;  // AddFile: content
   std::uint64_t size = 0;
   bool lfs = false;
+  std::string from;  // RenameFile: the current path
 };
 
 struct CommitRequest {
@@ -139,7 +140,7 @@ class RepoStore {
   [[nodiscard]] Status delete_ref(const RepoRecord& repo, RefKind kind, std::string_view name);
 
   /// Applies `request` on top of branch `revision` (or `refs/pr/N`) atomically. Errors:
-  /// RevisionNotFound, Conflict (stale parent), EntryNotFound (deleting an absent file),
+  /// RevisionNotFound, Conflict (stale parent), EntryNotFound (deleting or renaming an absent file),
   /// Integrity (AddFile whose blob is missing or has another size).
   [[nodiscard]] Expected<CommitResult> commit(const RepoRecord& repo, std::string_view revision,
                                               const CommitRequest& request);
