@@ -247,6 +247,25 @@ TEST_F(AuthTest, GatedReposNeedATokenToDownload) {
   EXPECT_EQ(client_->Put("/api/models/acme/g/settings", auth("hf_write"), R"({"gated":"yes"})", "application/json")->status, 400);
 }
 
+class ClosedReadTest : public ServerFixture {
+ protected:
+  ServerConfig config() override {
+    ServerConfig c;
+    c.anonymous_read = false;
+    c.tokens.push_back(TokenGrant{"hf_r", "reader", false, {}, {}});
+    c.tokens.push_back(TokenGrant{"hf_w", "writer", true, {}, {}});
+    return c;
+  }
+};
+
+TEST_F(ClosedReadTest, AnonymousReadsOffNeedsAToken) {
+  ASSERT_EQ(create_repo("model", "acme", "m", "hf_w")->status, 200);
+  EXPECT_EQ(client_->Get("/api/models/acme/m")->status, 401);
+  EXPECT_EQ(client_->Head("/acme/m/resolve/main/.gitattributes")->status, 401);
+  EXPECT_EQ(client_->Get("/api/models/acme/m", auth("hf_r"))->status, 200);
+  EXPECT_EQ(client_->Head("/acme/m/resolve/main/.gitattributes", auth("hf_r"))->status, 200);
+}
+
 class ResolveCacheTest : public ServerFixture {
  protected:
   ServerConfig config() override {
