@@ -1,4 +1,7 @@
 // The write side: preupload, Git LFS batch (basic and multipart, verify) and NDJSON commits.
+#include <atomic>
+#include <thread>
+
 #include "test_support.h"
 
 namespace khub::localhub::testing {
@@ -158,6 +161,27 @@ TEST_F(UploadTest, PullRequestCommit) {
   ASSERT_EQ(more->status, 200) << more->body;
   EXPECT_EQ(client_->Get("/kernels/acme/relu/resolve/refs%2Fpr%2F1/pr2.txt")->body, "2");
   EXPECT_EQ(client_->Head("/kernels/acme/relu/resolve/main/pr.txt")->status, 404);
+}
+
+TEST_F(UploadTest, ConcurrentCommitsAllLandInOrder) {
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      auto c = make_client();
+      for (int i = 0; i < 8; ++i) {
+        std::string body = header().dump() + "\n" + file_line("t" + std::to_string(t) + "/" + std::to_string(i), "x").dump() + "\n";
+        auto r = c->Post("/api/kernels/acme/relu/commit/main", body, "application/x-ndjson");
+        if (r && r->status == 200) ++ok;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(ok, 48);
+  auto commits = client_->Get("/api/kernels/acme/relu/commits/main");
+  EXPECT_EQ(commits->get_header_value("X-Total-Count"), "49");  // + the initial commit
+  auto tree = json::parse(client_->Get("/api/kernels/acme/relu/tree/main?recursive=true")->body);
+  EXPECT_EQ(tree.size(), 1u + 6u + 48u);  // .gitattributes, 6 folders, 48 files
 }
 
 TEST_F(UploadTest, LargeRegularFileMustBeLfs) {
