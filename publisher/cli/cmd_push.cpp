@@ -1,7 +1,10 @@
 // khub push <dir> --repo org/name: publish a build like `kernel-builder upload` (hub-protocol.md §7.7).
 // Token from HF_TOKEN (then HUGGING_FACE_HUB_TOKEN, then the token file), endpoint from HF_ENDPOINT.
 // All checks run before the first request. Exit 0 ok, 1 failure, 2 bad input, 4 auth.
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -9,12 +12,15 @@
 
 #include "command.h"
 #include "khub/publish/push.h"
+#if KHUB_HAVE_ARCHIVE
+#include "khub/publish/bundle.h"
+#endif
 
 namespace khub::cli {
 namespace {
 
 struct PushCmdOptions {
-  std::string dir;
+  std::vector<std::string> inputs;  // one build dir, or bundles made by `khub pack`
   std::string repo;
   std::string branch;
   std::int64_t version = -1;
@@ -85,8 +91,43 @@ Status write_output_json(const std::string& path, const publish::PushResult& r) 
   return {};
 }
 
+// Removes the directory bundles were unpacked into, whatever happens.
+struct ScratchDir {
+  std::filesystem::path path;
+  ~ScratchDir() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove_all(path, ec);
+  }
+};
+
+Expected<publish::BuildTree> load_inputs(const PushCmdOptions& opts, ScratchDir& scratch) {
+  std::error_code ec;
+  if (opts.inputs.size() == 1 && std::filesystem::is_directory(opts.inputs[0], ec)) {
+    return publish::discover_build(opts.inputs[0]);
+  }
+#if KHUB_HAVE_ARCHIVE
+  std::vector<std::filesystem::path> bundles;
+  for (const auto& in : opts.inputs) {
+    if (!std::filesystem::is_regular_file(in, ec)) {
+      return Error(ErrorCode::InvalidArgument, "`" + in + "` is not a bundle file",
+                   "pass one build directory, or bundles made by `khub pack`");
+    }
+    bundles.emplace_back(in);
+  }
+  std::string tmpl = (std::filesystem::temp_directory_path() / "khub-push-XXXXXX").string();
+  if (!::mkdtemp(tmpl.data())) return Error(ErrorCode::Io, "cannot create a temporary directory");
+  scratch.path = tmpl;
+  return publish::unpack_bundles(bundles, scratch.path / "kernel");
+#else
+  (void)scratch;
+  return Error(ErrorCode::Unsupported, "this khub was built without libarchive: bundles cannot be pushed",
+               "push the build directory instead");
+#endif
+}
+
 int run_push(const PushCmdOptions& opts) {
-  auto tree = publish::discover_build(opts.dir);
+  ScratchDir scratch;
+  auto tree = load_inputs(opts, scratch);
   if (!tree) return report_error(tree.error());
   publish::PushOptions o;
   if (auto e = env("HF_ENDPOINT"); !e.empty()) o.endpoint = e;
@@ -121,7 +162,7 @@ int run_push(const PushCmdOptions& opts) {
 void setup_push(CLI::App& root) {
   auto opts = std::make_shared<PushCmdOptions>();
   auto* cmd = root.add_subcommand("push", "Publish a multi-variant kernel build to the Hub");
-  cmd->add_option("dir", opts->dir, "kernel dir or its build/ (variants with metadata.json)")->required();
+  cmd->add_option("inputs", opts->inputs, "kernel dir or its build/, or bundles from `khub pack`")->required();
   cmd->add_option("--repo,--repo-id", opts->repo, "org/name (default: general.hub.repo-id of build.toml)");
   cmd->add_option("--branch", opts->branch, "target branch (default: general.hub.branch, else v<version>)");
   cmd->add_option("--version", opts->version, "expected kernel version; must match metadata.json")

@@ -70,5 +70,31 @@ TEST_F(PushCli, ExitCodes) {
   EXPECT_EQ(run_khub("push " + kernel().string() + " --repo nonsense").code, 2);
 }
 
+#if KHUB_HAVE_ARCHIVE
+// Two CI jobs each pack one variant; one push publishes both.
+TEST_F(PushCli, PushesSeveralBundles) {
+  const std::string a = "torch212-cxx11-cu130-x86_64-linux", b = "torch212-cxx11-cu126-x86_64-linux";
+  for (const auto& v : {a, b}) {
+    add_variant(v);
+    copy_in(KHUB_FIXTURE_NS_GOOD, v + "/_relu_cuda_abc1234.abi3.so");
+    hash_all();
+    auto packed = run_khub("pack " + (build() / v).string() + " -o " + (root_ / (v + ".tar.zst")).string());
+    ASSERT_EQ(packed.code, 0) << khub::testing::slurp(root_ / "stderr.txt");
+    std::filesystem::remove_all(build() / v);
+  }
+  auto pushed = run_khub("push " + (root_ / (a + ".tar.zst")).string() + " " + (root_ / (b + ".tar.zst")).string() +
+                         " --repo khub-test/relu --json");
+  ASSERT_EQ(pushed.code, 0) << khub::testing::slurp(root_ / "stderr.txt");
+  auto j = nlohmann::json::parse(pushed.out);
+  EXPECT_EQ(j["variants"], nlohmann::json::array({b, a}));
+  EXPECT_EQ(j["files_uploaded"], 6);
+  auto v1 = files_on("v1");
+  EXPECT_TRUE(v1.contains("build/" + a + "/_relu_cuda_abc1234.abi3.so"));
+  EXPECT_TRUE(v1.contains("build/" + b + "/metadata.json"));
+  auto missing = run_khub("push " + (root_ / "nope.tar.zst").string() + " --repo khub-test/relu");
+  EXPECT_EQ(missing.code, 2);
+}
+#endif
+
 }  // namespace
 }  // namespace khub::publish
