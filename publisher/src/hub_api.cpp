@@ -71,6 +71,26 @@ std::string read_prefix(const std::filesystem::path& p, std::size_t n) {
   return buf;
 }
 
+// Server JSON is untrusted: a missing key or a value of another type reads as empty / false.
+std::string str(const Json& obj, const char* key) {
+  if (!obj.is_object()) return {};
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool flag(const Json& obj, const char* key) {
+  if (!obj.is_object()) return false;
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_boolean() && it->get<bool>();
+}
+
+const Json& member(const Json& obj, const char* key) {
+  static const Json kNull;
+  if (!obj.is_object()) return kNull;
+  auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
 }  // namespace
 
 std::string encode_segment(std::string_view s) {
@@ -179,9 +199,10 @@ Expected<std::map<std::string, std::string>> HubSession::branches() {
   Json j = Json::parse(r.body, nullptr, false);
   if (!j.is_object()) return Error(ErrorCode::Protocol, "GET " + req.url + ": response is not a JSON object");
   std::map<std::string, std::string> out;
-  for (const auto& b : j.value("branches", Json::array())) {
+  const Json& list = member(j, "branches");
+  for (const auto& b : list.is_array() ? list : Json::array()) {
     if (b.is_object() && b.contains("name") && b["name"].is_string()) {
-      out[b["name"].get<std::string>()] = b.value("targetCommit", "");
+      out[b["name"].get<std::string>()] = str(b, "targetCommit");
     }
   }
   return out;
@@ -206,9 +227,9 @@ Expected<std::vector<RemoteFile>> HubSession::list_files(const std::string& revi
     Json j = Json::parse(r.body, nullptr, false);
     if (!j.is_array()) return Error(ErrorCode::Protocol, "GET " + url + ": tree is not a JSON array");
     for (const auto& e : j) {
-      if (!e.is_object() || e.value("type", "") != "file") continue;
-      RemoteFile f{e.value("path", ""), e.value("oid", ""), std::nullopt};
-      if (e.contains("lfs") && e["lfs"].is_object()) f.lfs_oid = e["lfs"].value("oid", "");
+      if (str(e, "type") != "file") continue;
+      RemoteFile f{str(e, "path"), str(e, "oid"), std::nullopt};
+      if (member(e, "lfs").is_object()) f.lfs_oid = str(e["lfs"], "oid");
       out.push_back(std::move(f));
     }
     url = next_link(r.header("Link"));
@@ -235,12 +256,13 @@ Expected<std::map<std::string, PreuploadInfo>> HubSession::preupload(const std::
     if (r.status != 200) return http_error(req, r);
     Json j = Json::parse(r.body, nullptr, false);
     if (!j.is_object() || !j.contains("files")) return Error(ErrorCode::Protocol, "preupload: malformed response");
+    if (!j["files"].is_array()) return Error(ErrorCode::Protocol, "preupload: malformed response");
     for (const auto& f : j["files"]) {
       PreuploadInfo info;
-      info.lfs = f.value("uploadMode", "regular") == "lfs";
-      info.should_ignore = f.value("shouldIgnore", false);
-      if (f.contains("oid") && f["oid"].is_string()) info.oid = f["oid"].get<std::string>();
-      out[f.value("path", "")] = info;
+      info.lfs = str(f, "uploadMode") == "lfs";
+      info.should_ignore = flag(f, "shouldIgnore");
+      if (auto oid = str(f, "oid"); !oid.empty()) info.oid = oid;
+      out[str(f, "path")] = info;
     }
   }
   return out;
@@ -261,22 +283,24 @@ Expected<std::vector<LfsAction>> HubSession::lfs_batch(const std::vector<const L
   Json j = Json::parse(r.body, nullptr, false);
   if (!j.is_object() || !j.contains("objects")) return Error(ErrorCode::Protocol, "LFS batch: malformed response");
   std::vector<LfsAction> out;
+  if (!j["objects"].is_array()) return Error(ErrorCode::Protocol, "LFS batch: malformed response");
   for (const auto& o : j["objects"]) {
     LfsAction a;
-    a.oid = o.value("oid", "");
+    a.oid = str(o, "oid");
     if (o.contains("error")) {
       return Error(ErrorCode::Protocol, "LFS batch refused object " + a.oid + ": " +
-                                            o["error"].value("message", o["error"].dump()));
+                                            (str(o["error"], "message").empty() ? o["error"].dump() : str(o["error"], "message")));
     }
-    if (o.contains("actions") && o["actions"].contains("upload")) {
-      const auto& up = o["actions"]["upload"];
+    const Json& actions = member(o, "actions");
+    if (member(actions, "upload").is_object()) {
+      const Json& up = member(actions, "upload");
       a.needs_upload = true;
-      a.upload_href = up.value("href", "");
-      a.upload_headers = json_headers(up.value("header", Json::object()));
-      if (o["actions"].contains("verify")) {
-        a.verify_href = o["actions"]["verify"].value("href", "");
-        a.verify_headers = json_headers(o["actions"]["verify"].value("header", Json::object()));
-      }
+      a.upload_href = str(up, "href");
+      a.upload_headers = json_headers(member(up, "header"));
+      const Json& verify = member(actions, "verify");
+      a.verify_href = str(verify, "href");
+      a.verify_headers = json_headers(member(verify, "header"));
+      if (a.upload_href.empty()) return Error(ErrorCode::Protocol, "LFS batch: upload action without href");
     }
     out.push_back(std::move(a));
   }
@@ -303,7 +327,8 @@ Expected<std::uint64_t> HubSession::lfs_upload(const LocalFile& file, const LfsA
     if (r.status < 200 || r.status >= 300) return http_error(put, r);
     sent = file.size;
   } else {
-    std::uint64_t chunk = std::stoull(chunk_size);
+    const bool numeric = chunk_size.size() < 19 && std::all_of(chunk_size.begin(), chunk_size.end(), ::isdigit);
+    std::uint64_t chunk = numeric ? std::stoull(chunk_size) : 0;
     std::sort(parts.begin(), parts.end());
     if (chunk == 0 || parts.size() != (file.size + chunk - 1) / chunk) {
       return Error(ErrorCode::Protocol, "LFS multipart for " + file.repo_path + ": " + std::to_string(parts.size()) +
@@ -343,8 +368,8 @@ Expected<CommitOutcome> HubSession::commit(const std::string& revision, const st
   Json j = Json::parse(r.body, nullptr, false);
   if (!j.is_object()) return Error(ErrorCode::Protocol, "commit: response is not a JSON object");
   CommitOutcome out;
-  out.commit_oid = j.value("commitOid", "");
-  out.pr_url = j.value("pullRequestUrl", "");
+  out.commit_oid = str(j, "commitOid");
+  out.pr_url = str(j, "pullRequestUrl");
   if (auto pos = out.pr_url.rfind("/discussions/"); pos != std::string::npos) {
     out.pr_number = std::atoi(out.pr_url.c_str() + pos + 13);
   }
