@@ -26,6 +26,7 @@ struct PushCmdOptions {
   std::int64_t version = -1;
   std::string repo_type = "kernel";
   std::string output_json;
+  std::string abi_check = "error";
   bool create_pr = false;
   bool dry_run = false;
   bool json = false;
@@ -139,6 +140,9 @@ int run_push(const PushCmdOptions& opts) {
   o.is_private = opts.is_private;
   o.create_pr = opts.create_pr;
   o.dry_run = opts.dry_run;
+  o.abi_policy = opts.abi_check == "warn" ? publish::PushOptions::AbiPolicy::Warn
+                 : opts.abi_check == "off" ? publish::PushOptions::AbiPolicy::Off
+                                           : publish::PushOptions::AbiPolicy::Error;
   if (!opts.quiet) o.status = [](std::string_view line) { std::cerr << line << '\n'; };
   auto transport = publish::make_curl_transport({.user_agent = std::string("khub/") + KHUB_VERSION});
   auto result = publish::push_build(*tree, o, *transport);
@@ -170,6 +174,9 @@ void setup_push(CLI::App& root) {
   cmd->add_option("--repo-type", opts->repo_type, "kernel (default) or model (legacy repos)")
       ->check(CLI::IsMember({"kernel", "model"}));
   cmd->add_option("--output-json", opts->output_json, "also write kernel-builder's result JSON to this file");
+  cmd->add_option("--abi-check", opts->abi_check,
+                  "manylinux_2_28/abi3 findings: error (default), warn (report and go on) or off")
+      ->check(CLI::IsMember({"error", "warn", "off"}));
   cmd->add_flag("--create-pr", opts->create_pr, "open a pull request instead of committing to the branch");
   cmd->add_flag("--dry-run", opts->dry_run, "run the checks and show the plan; no writes");
   cmd->add_flag("--private", opts->is_private, "create the repo as private");

@@ -201,7 +201,17 @@ Expected<PushResult> push_build(const BuildTree& tree, const PushOptions& o, Upl
   say(o, "Found " + std::to_string(tree.variants.size()) + " build variant(s) in " + tree.variants_dir.string());
   KHUB_TRY(auto target, resolve_target(tree, o));
   if (o.run_checks) {
-    KHUB_TRY(auto report, check_build(tree, o.check));
+    CheckOptions check = o.check;
+    check.abi = check.abi && o.abi_policy != PushOptions::AbiPolicy::Off;
+    KHUB_TRY(auto report, check_build(tree, check));
+    if (o.abi_policy == PushOptions::AbiPolicy::Warn) {
+      for (auto& f : report.findings) {
+        if (f.check == "manylinux" || f.check == "abi3" || f.check == "libraries") {
+          f.severity = Severity::Warning;
+          say(o, "warning: " + f.file + ": " + f.message);
+        }
+      }
+    }
     KHUB_CHECK(require_clean(report));
     std::vector<std::string> dirty;
     for (const auto& f : report.findings) {

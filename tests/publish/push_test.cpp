@@ -1,6 +1,8 @@
 // khub push end to end against the local Hub: kernel-builder upload semantics (hub-protocol.md §7.7).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "khub/base/hash.h"
 #include "push_fixture.h"
 
@@ -170,6 +172,27 @@ TEST_F(Push, ChecksRunBeforeAnyRequest) {
   auto wrong = push(o);
   ASSERT_FALSE(wrong);
   EXPECT_EQ(wrong.error().message, "--version 7 does not match metadata.json version 1");
+}
+
+TEST_F(Push, AbiPolicyWarnAndOff) {
+  make_build(1024);
+  copy_in(KHUB_FIXTURE_ABI_DIRTY, kA + "/lib/helper.so");  // GLIBC_2.34, non-abi3, libcrypto
+  hash_all();
+  auto strict = push(options());
+  ASSERT_FALSE(strict);
+  EXPECT_EQ(strict.error().code, ErrorCode::AbiViolation);
+  EXPECT_EQ(transport_.requests, 0);
+  std::vector<std::string> lines;
+  auto o = options();
+  o.abi_policy = PushOptions::AbiPolicy::Warn;
+  o.status = [&](std::string_view l) { lines.emplace_back(l); };
+  auto warned = push(o);
+  ASSERT_TRUE(warned) << warned.error().describe();
+  EXPECT_NE(std::find_if(lines.begin(), lines.end(),
+                         [](const auto& l) { return l.find("pthread_create@GLIBC_2.34") != std::string::npos; }),
+            lines.end());
+  o.abi_policy = PushOptions::AbiPolicy::Off;
+  EXPECT_TRUE(push(o));
 }
 
 TEST_F(Push, BadTokenIsUnauthorized) {

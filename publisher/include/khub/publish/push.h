@@ -28,6 +28,9 @@ struct PushOptions {
   bool create_pr = false;
   bool dry_run = false;                // checks and plan; only GET requests
   bool run_checks = true;
+  /// ELF findings (manylinux, abi3, libraries): Error fails the push, Warn reports them through
+  /// `status` and goes on (local builds against a newer glibc), Off skips the ELF checks.
+  enum class AbiPolicy { Error, Warn, Off } abi_policy = AbiPolicy::Error;
   CheckOptions check;
   std::size_t max_operations_per_commit = 1000;
   int retry_base_delay_ms = 1000;
