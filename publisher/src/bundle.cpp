@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <memory>
 
 #include "khub/publish/upload_plan.h"
@@ -66,6 +67,17 @@ bool stays_inside(const fs::path& dest, const fs::path& entry_dir, const std::st
   fs::path resolved = (entry_dir / target).lexically_normal();
   auto rel = resolved.lexically_relative(dest.lexically_normal());
   return !rel.empty() && *rel.begin() != "..";
+}
+
+// build/<variant>/<file>: belongs to one variant.
+bool is_variant_file(const std::string& name) {
+  if (!name.starts_with("build/")) return false;
+  return name.find('/', 6) != std::string::npos;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 }  // namespace
@@ -161,11 +173,16 @@ Status extract_bundle(const fs::path& archive_path, const fs::path& dest, const 
     if (size > limits.max_entry_bytes) return refuse("larger than " + std::to_string(limits.max_entry_bytes) + " bytes");
     total += size;
     if (total > limits.max_total_bytes) return refuse("bundle larger than " + std::to_string(limits.max_total_bytes) + " bytes");
-    if (fs::exists(fs::symlink_status(target, ec))) return refuse("already present (the same file in two bundles)");
-    fs::create_directories(target.parent_path(), ec);
-    if (ec) return Error(ErrorCode::Io, "cannot create " + target.parent_path().string() + ": " + ec.message());
-    std::ofstream out(target, std::ios::binary | std::ios::trunc);
-    if (!out) return Error(ErrorCode::Io, "cannot write " + target.string());
+    // Files shared by every job's bundle (build/CARD.md, benchmarks/) may repeat with equal bytes;
+    // a variant's files may not (the same variant in two bundles).
+    const bool exists = fs::exists(fs::symlink_status(target, ec));
+    const bool shared = !is_variant_file(name);
+    if (exists && !shared) return refuse("already present (the same variant in two bundles)");
+    const fs::path write_to = exists ? fs::path(target.string() + ".incoming") : target;
+    fs::create_directories(write_to.parent_path(), ec);
+    if (ec) return Error(ErrorCode::Io, "cannot create " + write_to.parent_path().string() + ": " + ec.message());
+    std::ofstream out(write_to, std::ios::binary | std::ios::trunc);
+    if (!out) return Error(ErrorCode::Io, "cannot write " + write_to.string());
     std::uint64_t got = 0;
     while (true) {
       la_ssize_t n = archive_read_data(a.get(), buf.data(), buf.size());
@@ -177,6 +194,12 @@ Status extract_bundle(const fs::path& archive_path, const fs::path& dest, const 
     }
     out.close();
     if (!out || got != size) return Error(ErrorCode::Io, where + ": short entry " + name);
+    if (exists) {
+      const bool same = read_file(write_to) == read_file(target);
+      fs::remove(write_to, ec);
+      if (!same) return refuse("differs from the same file in another bundle");
+      continue;
+    }
     fs::permissions(target, (archive_entry_perm(entry) & 0111) ? fs::perms(0755) : fs::perms(0644), ec);
   }
   return {};

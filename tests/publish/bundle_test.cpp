@@ -75,7 +75,23 @@ TEST_F(Bundle, PackRoundTripsAndIsDeterministic) {
   // The same variant twice is refused.
   auto twice = unpack_bundles({root_ / "a.tar.zst", root_ / "b.tar.zst"}, root_ / "out2");
   ASSERT_FALSE(twice);
-  EXPECT_NE(twice.error().message.find("already present"), std::string::npos);
+  EXPECT_NE(twice.error().message.find("already present (the same variant in two bundles)"), std::string::npos);
+}
+
+TEST_F(Bundle, SharedFilesMayRepeatWithEqualBytes) {
+  write_raw(root_ / "a.tar.zst", {{"build/a/metadata.json", AE_IFREG, "{}", "", false},
+                                  {"build/CARD.md", AE_IFREG, "# card\n", "", false}});
+  write_raw(root_ / "b.tar.zst", {{"build/b/metadata.json", AE_IFREG, "{}", "", false},
+                                  {"build/CARD.md", AE_IFREG, "# card\n", "", false}});
+  write_raw(root_ / "c.tar.zst", {{"build/c/metadata.json", AE_IFREG, "{}", "", false},
+                                  {"build/CARD.md", AE_IFREG, "# another card\n", "", false}});
+  ASSERT_TRUE(extract_bundle(root_ / "a.tar.zst", root_ / "m"));
+  ASSERT_TRUE(extract_bundle(root_ / "b.tar.zst", root_ / "m"));
+  EXPECT_EQ(slurp(root_ / "m" / "build" / "CARD.md"), "# card\n");
+  EXPECT_FALSE(fs::exists(root_ / "m" / "build" / "CARD.md.incoming"));
+  auto differs = extract_bundle(root_ / "c.tar.zst", root_ / "m");
+  ASSERT_FALSE(differs);
+  EXPECT_NE(differs.error().message.find("differs from the same file in another bundle"), std::string::npos);
 }
 
 TEST_F(Bundle, HostileEntriesRefused) {

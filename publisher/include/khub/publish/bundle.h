@@ -30,8 +30,9 @@ struct ExtractLimits {
 
 /// Extracts `archive` under `dest` (created if needed). Refused (InvalidArgument, naming the entry):
 /// absolute paths, `..` components, symlinks or hard links whose target leaves `dest`, device files,
-/// FIFOs and sockets, entries or totals above the limits, and a file that already exists under `dest`
-/// (two bundles carrying the same variant file). Io on read/write failure. On error, files written
+/// FIFOs and sockets, entries or totals above the limits, a variant file (`build/<variant>/…`) that
+/// already exists under `dest` (the same variant in two bundles), and a shared file (`build/CARD.md`,
+/// `benchmarks/…`) that exists with other bytes. Io on read/write failure. On error, files written
 /// so far stay under `dest`; callers extract into a temporary directory.
 [[nodiscard]] Status extract_bundle(const std::filesystem::path& archive, const std::filesystem::path& dest,
                                     const ExtractLimits& limits = {});
