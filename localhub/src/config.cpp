@@ -78,6 +78,10 @@ Expected<ServerConfig> parse_config(std::string_view text) {
     if (!j["blob_base_url"].is_string()) return bad("blob_base_url must be a string");
     c.blob_base_url = j["blob_base_url"].get<std::string>();
   }
+  if (j.contains("resolve_cache_redirects")) {
+    if (!j["resolve_cache_redirects"].is_boolean()) return bad("resolve_cache_redirects must be true or false");
+    c.resolve_cache_redirects = j["resolve_cache_redirects"].get<bool>();
+  }
   KHUB_TRY(auto faults, string_list(j, "faults"));
   for (const auto& f : faults) {
     KHUB_TRY(auto rule, parse_fault(f));

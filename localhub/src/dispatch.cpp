@@ -73,6 +73,12 @@ void dispatch_read(Hub& hub, const Req& req, Res& res) {
   if (s.size() == 4 && s[0] == "api" && s[1] == "organizations" && s[3] == "overview") {
     return get_org_overview(hub, req, res, s[2]);
   }
+  // /api/resolve-cache/{type}s/{ns}/{name}/{commit}/{path…}: where resolve_cache_redirects point.
+  if (s.size() >= 7 && s[0] == "api" && s[1] == "resolve-cache" && type_from_plural(s[2])) {
+    RepoKey key{*type_from_plural(s[2]), s[3], s[4]};
+    if (!valid_key(key) || s[5].size() != 40) return send_error(res, 404, "RepoNotFound", "Repository not found");
+    return get_resolve(hub, req, res, key, s[5], join(s, 6));
+  }
   if (auto a = api_route(s)) {
     if (!valid_key(a->key)) return send_error(res, 404, "RepoNotFound", "Repository not found");
     const auto& r = a->rest;
@@ -81,6 +87,9 @@ void dispatch_read(Hub& hub, const Req& req, Res& res) {
     if (r[0] == "refs" && r.size() == 1) return get_refs(hub, req, res, a->key);
     if (r[0] == "tree" && r.size() >= 2) return get_tree(hub, req, res, a->key, r[1], join(r, 2));
     if (r[0] == "commits" && r.size() >= 2) return get_commits(hub, req, res, a->key, join(r, 1));
+    if (r[0] == "auth-check" && r.size() <= 2 && (r.size() == 1 || r[1] == "write")) {
+      return get_auth_check(hub, req, res, a->key, r.size() == 2);
+    }
     return not_found(res, req);
   }
   if (s.size() == 2 && s[0] == "lfs-blob") return get_lfs_blob(hub, req, res, s[1]);
@@ -114,6 +123,7 @@ void dispatch_write(Hub& hub, const Req& req, Res& res, const Reader& reader) {
       if (r[0] == "branch") return post_ref(hub, req, res, reader, a->key, RefKind::Branch, join(r, 1));
       if (r[0] == "tag") return post_ref(hub, req, res, reader, a->key, RefKind::Tag, join(r, 1));
     }
+    if (r.size() == 1 && r[0] == "settings" && m == "PUT") return put_settings(hub, req, res, reader, a->key);
     if (r.size() >= 2 && m == "DELETE") {
       if (r[0] == "branch") return delete_ref(hub, req, res, a->key, RefKind::Branch, join(r, 1));
       if (r[0] == "tag") return delete_ref(hub, req, res, a->key, RefKind::Tag, join(r, 1));

@@ -50,6 +50,12 @@ bool Hub::can_write(const Identity& who, std::string_view ns) const {
   return who.grant && who.grant->write && namespace_allowed(*who.grant, ns);
 }
 
+bool Hub::can_download_gated(const Identity& who, const RepoRecord& repo) const {
+  if (repo.gated.empty()) return true;
+  if (!who.grant) return false;
+  return repo.gated == "auto" || namespace_allowed(*who.grant, repo.key.ns);
+}
+
 std::string Hub::sign(std::string_view payload) const {
   // HMAC (RFC 2104) over SHA-256.
   std::string key = secret;
@@ -171,6 +177,21 @@ std::optional<RepoRecord> find_readable_repo(const Hub& hub, const Identity& who
     return std::nullopt;
   }
   return *repo;
+}
+
+bool check_gate(const Hub& hub, const Identity& who, const RepoRecord& repo, httplib::Response& res) {
+  if (hub.can_download_gated(who, repo)) return true;
+  std::string kind(to_string(repo.key.type));
+  if (!who.grant) {
+    send_error(res, 401, "GatedRepo",
+               "Access to " + kind + " " + repo.key.id() +
+                   " is restricted. You must have access to it and be authenticated to access it. Please log in.");
+  } else {
+    send_error(res, 403, "GatedRepo",
+               "Access to " + kind + " " + repo.key.id() +
+                   " is restricted and you are not in the authorized list. Ask an administrator of this server for access.");
+  }
+  return false;
 }
 
 Expected<std::string> read_body(const httplib::ContentReader& reader, std::uint64_t limit) {

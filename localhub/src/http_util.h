@@ -33,6 +33,8 @@ struct Hub {
   /// May `who` see `repo`? (Private repos need a token allowed in its namespace.)
   [[nodiscard]] bool can_read(const Identity& who, const RepoRecord& repo) const;
   [[nodiscard]] bool can_write(const Identity& who, std::string_view ns) const;
+  /// May `who` download files of a gated repo? ("auto": any token; "manual": granted namespaces.)
+  [[nodiscard]] bool can_download_gated(const Identity& who, const RepoRecord& repo) const;
   /// HMAC-SHA256 of `payload` with the server secret, hex.
   [[nodiscard]] std::string sign(std::string_view payload) const;
 };
@@ -58,6 +60,8 @@ bool require_write(const Hub& hub, const Identity& who, std::string_view ns, htt
 std::optional<RepoRecord> find_readable_repo(const Hub& hub, const Identity& who, const RepoKey& key,
                                              httplib::Response& res);
 
+/// For gated repos: sends 401/403 GatedRepo and returns false when `who` may not download.
+bool check_gate(const Hub& hub, const Identity& who, const RepoRecord& repo, httplib::Response& res);
 /// Reads the whole request body, up to `limit` bytes (413 PayloadTooLarge beyond).
 Expected<std::string> read_body(const httplib::ContentReader& reader, std::uint64_t limit);
 

@@ -22,6 +22,8 @@ void get_tree(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::strin
 void get_commits(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::string_view rev);
 void post_paths_info(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key,
                      std::string_view rev);
+void put_settings(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key);
+void get_auth_check(Hub& hub, const Req& req, Res& res, const RepoKey& key, bool write);
 void post_validate_yaml(Hub& hub, const Req& req, Res& res, const Reader& reader);
 void post_create_repo(Hub& hub, const Req& req, Res& res, const Reader& reader);
 void delete_repo(Hub& hub, const Req& req, Res& res, const Reader& reader);

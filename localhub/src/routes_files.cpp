@@ -98,7 +98,7 @@ std::string etag_quote(std::string_view s) { return "\"" + std::string(s) + "\""
 void get_resolve(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::string_view rev, std::string_view path) {
   auto who = hub.identify(req);
   auto repo = find_readable_repo(hub, who, key, res);
-  if (!repo) return;
+  if (!repo || !check_gate(hub, who, *repo, res)) return;
   auto commit = hub.store.resolve_revision(*repo, rev);
   if (!commit) return send_error(res, commit.error());
   res.set_header("X-Repo-Commit", *commit);
@@ -113,6 +113,15 @@ void get_resolve(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::st
   if (auto inm = req.get_header_value("If-None-Match"); !inm.empty() && (inm == etag_quote(etag) || inm == etag)) {
     res.set_header("ETag", etag_quote(etag));
     res.status = 304;
+    return;
+  }
+  if (!f.lfs && hub.config.resolve_cache_redirects && !repo->is_private && repo->gated.empty() && rev != *commit) {
+    // The Hub sends public regular files asked by branch through a same-host cache URL.
+    std::string location = "/api/resolve-cache/" + std::string(to_string(key.type)) + "s/" + key.id() + "/" + *commit +
+                           "/" + url_encode(path, true) + "?etag=%22" + f.git_oid + "%22";
+    res.set_header("Location", location);
+    res.status = 307;
+    res.set_content("Temporary Redirect. Redirecting to " + location, "text/plain");
     return;
   }
   if (!f.lfs) {

@@ -142,7 +142,7 @@ void get_repo_info(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::
          {"author", key.ns},
          {"sha", r->commit},
          {"private", r->repo.is_private},
-         {"gated", false},
+         {"gated", r->repo.gated.empty() ? json(false) : json(r->repo.gated)},
          {"disabled", false},
          {"downloads", 0},
          {"likes", 0},
@@ -268,6 +268,38 @@ void post_paths_info(Hub& hub, const Req& req, Res& res, const Reader& reader, c
     }
   }
   send_json(res, out);
+}
+
+void put_settings(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key) {
+  auto j = json_body(hub, reader, res);
+  if (!j) return;
+  auto who = hub.identify(req);
+  if (!find_readable_repo(hub, who, key, res) || !require_write(hub, who, key.ns, res)) return;
+  std::optional<bool> is_private;
+  if (j->contains("private") && (*j)["private"].is_boolean()) is_private = (*j)["private"].get<bool>();
+  if (j->contains("visibility")) {
+    auto v = j->value("visibility", std::string());
+    if (v != "public" && v != "private") return send_error(res, 400, "BadRequest", "visibility must be public or private");
+    is_private = v == "private";
+  }
+  if (j->contains("gated")) {
+    const auto& g = (*j)["gated"];
+    if (!(g == false || g == "auto" || g == "manual")) return send_error(res, 400, "BadRequest", "gated must be false, \"auto\" or \"manual\"");
+    if (auto st = hub.store.set_gated(key, g == false ? std::string() : g.get<std::string>()); !st) {
+      return send_error(res, st.error());
+    }
+  }
+  if (is_private) {
+    if (auto st = hub.store.set_private(key, *is_private); !st) return send_error(res, st.error());
+  }
+  send_json(res, json::object());
+}
+
+void get_auth_check(Hub& hub, const Req& req, Res& res, const RepoKey& key, bool write) {
+  auto who = hub.identify(req);
+  if (!find_readable_repo(hub, who, key, res)) return;
+  if (write && !require_write(hub, who, key.ns, res)) return;
+  send_json(res, json::object());
 }
 
 void post_validate_yaml(Hub& hub, const Req& /*req*/, Res& res, const Reader& reader) {

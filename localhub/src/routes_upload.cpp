@@ -111,6 +111,7 @@ void post_lfs_batch(Hub& hub, const Req& req, Res& res, const Reader& reader, co
   auto who = hub.identify(req);
   auto repo = find_readable_repo(hub, who, key, res);
   if (!repo || (op == "upload" && !require_write(hub, who, key.ns, res))) return;
+  if (op == "download" && !check_gate(hub, who, *repo, res)) return;
   bool multipart_ok = false;
   if (j.contains("transfers") && j["transfers"].is_array()) {
     for (const auto& t : j["transfers"]) multipart_ok |= t == "multipart";
@@ -136,7 +137,8 @@ void post_lfs_batch(Hub& hub, const Req& req, Res& res, const Reader& reader, co
     } else if (size > hub.config.max_object_size) {
       fail("object larger than " + std::to_string(hub.config.max_object_size) + " bytes");
     } else if (op == "download") {
-      if (!stored) {
+      auto referenced = hub.store.references_blob(*repo, oid);
+      if (!stored || !referenced || !*referenced) {
         out["error"] = {{"code", 404}, {"message", "Object does not exist"}};
       } else {
         out["actions"]["download"] = {{"href", base + "/lfs-blob/" + oid + "?commit=&exp=" + exp + "&sig=" +
@@ -170,8 +172,9 @@ void post_lfs_batch(Hub& hub, const Req& req, Res& res, const Reader& reader, co
     }
     objects.push_back(std::move(out));
   }
-  send_json(res, {{"transfer", used_multipart ? "multipart" : "basic"}, {"objects", objects}});
-  res.set_header("Content-Type", "application/vnd.git-lfs+json");
+  json reply{{"transfer", used_multipart ? "multipart" : "basic"}, {"objects", objects}};
+  res.status = 200;
+  res.set_content(reply.dump(), "application/vnd.git-lfs+json");
 }
 
 namespace {

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -74,6 +75,12 @@ void close_after(Res& res, std::size_t cut = std::string::npos) {
   });
 }
 
+// cpp-httplib's set_header appends; these headers must appear once.
+void replace_header(Res& res, const std::string& key, const std::string& value) {
+  res.headers.erase(key);
+  res.set_header(key, value);
+}
+
 std::string flip_etag(std::string v) {
   for (auto it = v.rbegin(); it != v.rend(); ++it) {
     if (std::isxdigit(static_cast<unsigned char>(*it))) {
@@ -94,14 +101,14 @@ void apply_response_fault(const Req& req, Res& res) {
     }
     case FaultAction::WrongSize:
       if (res.has_header("X-Linked-Size")) {
-        res.set_header("X-Linked-Size", std::to_string(std::stoull(res.get_header_value("X-Linked-Size")) + 1));
+        replace_header(res, "X-Linked-Size", std::to_string(std::stoull(res.get_header_value("X-Linked-Size")) + 1));
       } else if (req.method == "HEAD" && res.content_provider_) {
         res.content_length_ += 1;
       }
       break;
     case FaultAction::WrongEtag:
       for (const char* h : {"ETag", "X-Linked-Etag"}) {
-        if (res.has_header(h)) res.set_header(h, flip_etag(res.get_header_value(h)));
+        if (res.has_header(h)) replace_header(res, h, flip_etag(res.get_header_value(h)));
       }
       break;
     default: break;
@@ -149,7 +156,7 @@ struct Server::Impl {
         return httplib::Server::HandlerResponse::Handled;
       case FaultAction::RateLimit: {
         auto t = std::to_string(t_fault->seconds);
-        res.set_header("RateLimit", std::string(resolver ? "\"resolvers\"" : "\"api\"") + ";r=0;t=" + t);
+        replace_header(res, "RateLimit", std::string(resolver ? "\"resolvers\"" : "\"api\"") + ";r=0;t=" + t);
         res.set_header("Retry-After", t);
         send_error(res, 429, "RateLimited", "injected fault: rate limited, retry in " + t + " s");
         close_after(res);
@@ -228,6 +235,38 @@ Status Server::start() {
     close_after(res);
   });
   http.set_logger([impl](const Req& req, const Res& res) { impl->log(req, res); });
+  // Errors cpp-httplib produces itself (bad request line, oversized headers, malformed Range,
+  // URI too long) get the same JSON body and X-Error-Code as the routes' errors.
+  http.set_error_handler(httplib::Server::HandlerWithResponse([](const Req& req, Res& res) {
+    if (res.has_header("X-Error-Code") || !res.body.empty() || res.content_provider_) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    const_cast<Req&>(req).ranges.clear();
+    static const std::map<int, std::pair<const char*, const char*>> kCodes{
+        {400, {"BadRequest", "malformed request line or headers"}},
+        {404, {"NotFound", "no such route"}},
+        {413, {"PayloadTooLarge", "request body too large"}},
+        {414, {"UriTooLong", "request URI too long"}},
+        {416, {"RangeNotSatisfiable", "malformed Range header"}}};
+    auto it = kCodes.find(res.status);
+    send_error(res, res.status, it == kCodes.end() ? "InternalError" : it->second.first,
+               it == kCodes.end() ? "internal error" : it->second.second);
+    res.set_header("Connection", "close");
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  // A JSON field of the wrong type throws inside nlohmann::json: answer 400, never 500.
+  http.set_exception_handler([](const Req&, Res& res, std::exception_ptr ep) {
+    try {
+      std::rethrow_exception(ep);
+    } catch (const nlohmann::json::exception& e) {
+      send_error(res, 400, "BadRequest", std::string("malformed JSON field: ") + e.what());
+    } catch (const std::exception& e) {
+      send_error(res, 500, "InternalError", e.what());
+    } catch (...) {
+      send_error(res, 500, "InternalError", "unknown error");
+    }
+    close_after(res);
+  });
 
   if (o.port == 0) {
     impl_->port = http.bind_to_any_port(o.host);

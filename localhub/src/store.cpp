@@ -13,6 +13,7 @@ constexpr std::string_view kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS repos(
   id INTEGER PRIMARY KEY, type TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL,
   private INTEGER NOT NULL, created_at INTEGER NOT NULL, next_pr INTEGER NOT NULL DEFAULT 1,
+  gated TEXT NOT NULL DEFAULT '',
   UNIQUE(type, ns, name));
 CREATE TABLE IF NOT EXISTS commits(
   repo_id INTEGER NOT NULL REFERENCES repos(id) ON DELETE CASCADE, oid TEXT NOT NULL,
@@ -47,6 +48,7 @@ RepoRecord read_repo(const db::Statement& st) {
   r.key.name = st.text(3);
   r.is_private = st.integer(4) != 0;
   r.created_at = st.integer(5);
+  r.gated = st.text(6);
   return r;
 }
 
@@ -139,11 +141,42 @@ Status RepoStore::delete_repo(const RepoKey& key) {
 
 Expected<RepoRecord> RepoStore::find_repo(const RepoKey& key) const {
   KHUB_TRY(auto conn, impl_->pool->acquire());
-  db::Statement st(conn.get(), "SELECT id, type, ns, name, private, created_at FROM repos WHERE type=?1 AND ns=?2 AND name=?3");
+  db::Statement st(conn.get(), "SELECT id, type, ns, name, private, created_at, gated FROM repos WHERE type=?1 AND ns=?2 AND name=?3");
   st.bind(1, to_string(key.type)).bind(2, key.ns).bind(3, key.name);
   if (st.step()) return read_repo(st);
   if (st.error()) return *st.error();
   return repo_not_found(key);
+}
+
+Status RepoStore::set_private(const RepoKey& key, bool is_private) {
+  std::lock_guard lock(impl_->write_mutex);
+  KHUB_TRY(auto conn, impl_->pool->acquire());
+  db::Statement up(conn.get(), "UPDATE repos SET private=?4 WHERE type=?1 AND ns=?2 AND name=?3");
+  up.bind(1, to_string(key.type)).bind(2, key.ns).bind(3, key.name).bind(4, std::int64_t{is_private});
+  KHUB_CHECK(up.run());
+  if (sqlite3_changes(conn.get()) == 0) return repo_not_found(key);
+  return {};
+}
+
+Status RepoStore::set_gated(const RepoKey& key, std::string_view mode) {
+  std::lock_guard lock(impl_->write_mutex);
+  KHUB_TRY(auto conn, impl_->pool->acquire());
+  db::Statement up(conn.get(), "UPDATE repos SET gated=?4 WHERE type=?1 AND ns=?2 AND name=?3");
+  up.bind(1, to_string(key.type)).bind(2, key.ns).bind(3, key.name).bind(4, mode);
+  KHUB_CHECK(up.run());
+  if (sqlite3_changes(conn.get()) == 0) return repo_not_found(key);
+  return {};
+}
+
+Expected<bool> RepoStore::references_blob(const RepoRecord& repo, std::string_view sha256) const {
+  KHUB_TRY(auto conn, impl_->pool->acquire());
+  db::Statement st(conn.get(),
+                   "SELECT 1 FROM commits c JOIN tree_files f ON f.tree_oid = c.tree_oid "
+                   "WHERE c.repo_id=?1 AND f.sha256=?2 LIMIT 1");
+  st.bind(1, repo.rowid).bind(2, sha256);
+  if (st.step()) return true;
+  if (st.error()) return *st.error();
+  return false;
 }
 
 Expected<std::string> get_ref(db::Connection& conn, std::int64_t repo_rowid, RefKind kind, std::string_view name) {

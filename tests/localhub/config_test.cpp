@@ -14,6 +14,7 @@ TEST(Config, ParsesEveryKey) {
     "trusted_orgs": ["kernels-community"],
     "lfs_chunk_size": 1048576, "max_regular_file": 2048, "max_commit_body": 4096, "max_object_size": 8192,
     "blob_base_url": "http://localhost:{port}",
+    "resolve_cache_redirects": true,
     "faults": ["/api/*=503,count=2"]
   })");
   ASSERT_TRUE(c) << c.error().message;
@@ -27,6 +28,7 @@ TEST(Config, ParsesEveryKey) {
   EXPECT_EQ(c->lfs_chunk_size, 1048576u);
   EXPECT_EQ(c->max_regular_file, 2048u);
   EXPECT_EQ(c->blob_base_url, "http://localhost:{port}");
+  EXPECT_TRUE(c->resolve_cache_redirects);
   ASSERT_EQ(c->faults.size(), 1u);
   EXPECT_EQ(c->faults[0].status, 503);
   EXPECT_EQ(c->faults[0].count, 2);

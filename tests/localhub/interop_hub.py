@@ -97,6 +97,27 @@ def exercise(api: HfApi, repo_id: str, repo_type: str, files: dict, folder: Path
     check("v1" not in {b.name for b in api.list_repo_refs(repo_id, repo_type=repo_type).branches}, "branch deleted")
 
 
+def exercise_private(api: HfApi, cache: Path):
+    """A private repo is readable with the token and answers 401 without it. (huggingface_hub maps
+    that 401 to RepositoryNotFoundError only for https:// endpoints, so check the status.)"""
+
+    repo_id = "interop-org/private-repo"
+    api.create_repo(repo_id, repo_type="model", private=True)
+    api.upload_file(path_or_fileobj=b"secret\n", path_in_repo="s.txt", repo_id=repo_id)
+    check(api.repo_info(repo_id).private is True, "repo_info must say private")
+    p = hf_hub_download(repo_id, "s.txt", cache_dir=str(cache))
+    check(Path(p).read_bytes() == b"secret\n", "private download bytes")
+    try:
+        hf_hub_download(repo_id, "s.txt", cache_dir=str(cache / "anon"), token=False)
+        raise AssertionError("anonymous download of a private repo must fail")
+    except HfHubHTTPError as e:
+        check(e.response.status_code == 401, f"anonymous private download: {e.response.status_code}")
+    api.auth_check(repo_id, write=True)
+    api.update_repo_settings(repo_id, private=False)
+    p = hf_hub_download(repo_id, "s.txt", cache_dir=str(cache / "anon2"), token=False)
+    check(Path(p).read_bytes() == b"secret\n", "public again: anonymous download")
+
+
 def main():
     big_mb = int(os.environ.get("KHUB_INTEROP_BIG_MB", "21"))
     api = HfApi()
@@ -105,6 +126,8 @@ def main():
         files = make_folder(tmp / "folder", big_mb)
         exercise(api, "interop-org/kernel-repo", "kernel", files, tmp / "folder", tmp / "cache-k")
         exercise(api, "interop-org/model-repo", "model", files, tmp / "folder", tmp / "cache-m")
+        if os.environ.get("HF_TOKEN"):
+            exercise_private(api, tmp / "cache-p")
     print("interop_hub: ok")
 
 

@@ -1,5 +1,8 @@
 // The read side of the Hub API against a real loopback server: repo info, refs, branches and
 // tags, tree listing with pagination, resolve headers, ranges, auth and organisation overview.
+#include <mutex>
+#include <thread>
+
 #include "test_support.h"
 
 namespace khub::localhub::testing {
@@ -177,6 +180,7 @@ class AuthTest : public ServerFixture {
     ServerConfig c;
     c.tokens.push_back(TokenGrant{"hf_write", "alice", true, {"acme"}, {"alice", "acme"}});
     c.tokens.push_back(TokenGrant{"hf_read", "bob", false, {}, {}});
+    c.tokens.push_back(TokenGrant{"hf_other", "carol", false, {}, {"other"}});
     c.trusted_orgs = {"acme"};
     return c;
   }
@@ -212,9 +216,87 @@ TEST_F(AuthTest, TokensRightsAndPrivateRepos) {
   EXPECT_EQ(w["auth"]["accessToken"]["role"], "write");
   EXPECT_EQ(client_->Get("/api/whoami-v2")->status, 401);
 
+  EXPECT_EQ(client_->Get("/api/kernels/acme/secret/auth-check", auth("hf_read"))->status, 200);
+  EXPECT_EQ(client_->Get("/api/kernels/acme/secret/auth-check/write", auth("hf_read"))->status, 403);
+  EXPECT_EQ(client_->Get("/api/kernels/acme/secret/auth-check/write", auth("hf_write"))->status, 200);
+  EXPECT_EQ(client_->Put("/api/kernels/acme/secret/settings", auth("hf_read"), R"({"visibility":"public"})",
+                         "application/json")->status, 403);
+  ASSERT_EQ(client_->Put("/api/kernels/acme/secret/settings", auth("hf_write"), R"({"visibility":"public"})",
+                         "application/json")->status, 200);
+  EXPECT_EQ(client_->Get("/api/kernels/acme/secret")->status, 200);  // now public
+
   EXPECT_EQ(json::parse(client_->Get("/api/organizations/acme/overview")->body)["trustedKernelPublisher"], true);
   EXPECT_EQ(json::parse(client_->Get("/api/organizations/x/overview")->body)["trustedKernelPublisher"], false);
   EXPECT_EQ(client_->Get("/api/organizations/bob/overview")->status, 404);  // a user, not an org
+}
+
+TEST_F(AuthTest, GatedReposNeedATokenToDownload) {
+  ASSERT_EQ(create_repo("model", "acme", "g", "hf_write")->status, 200);
+  ASSERT_EQ(commit_files("models/acme/g", "main", {{"w.txt", "w"}}, "hf_write")->status, 200);
+  ASSERT_EQ(client_->Put("/api/models/acme/g/settings", auth("hf_write"), R"({"gated":"auto"})", "application/json")->status, 200);
+  EXPECT_EQ(json::parse(client_->Get("/api/models/acme/g")->body)["gated"], "auto");  // metadata stays readable
+  auto anon = client_->Head("/acme/g/resolve/main/w.txt");
+  EXPECT_EQ(anon->status, 401);
+  EXPECT_EQ(anon->get_header_value("X-Error-Code"), "GatedRepo");
+  EXPECT_EQ(client_->Head("/acme/g/resolve/main/w.txt", auth("hf_other"))->status, 200);  // auto: any token
+  ASSERT_EQ(client_->Put("/api/models/acme/g/settings", auth("hf_write"), R"({"gated":"manual"})", "application/json")->status, 200);
+  auto denied = client_->Head("/acme/g/resolve/main/w.txt", auth("hf_other"));
+  EXPECT_EQ(denied->status, 403);
+  EXPECT_EQ(denied->get_header_value("X-Error-Code"), "GatedRepo");
+  EXPECT_EQ(client_->Get("/acme/g/resolve/main/w.txt", auth("hf_read"))->body, "w");
+  EXPECT_EQ(client_->Put("/api/models/acme/g/settings", auth("hf_write"), R"({"gated":"yes"})", "application/json")->status, 400);
+}
+
+class ResolveCacheTest : public ServerFixture {
+ protected:
+  ServerConfig config() override {
+    ServerConfig c;
+    c.resolve_cache_redirects = true;
+    return c;
+  }
+};
+
+TEST_F(ResolveCacheTest, BranchRequestsRedirectRelativeToResolveCache) {
+  create_repo("kernel", "acme", "relu");
+  ASSERT_EQ(commit_files("kernels/acme/relu", "main", {{"build/x/__init__.py", "from ._ops import ops\n"}})->status, 200);
+  auto commit = head("kernels/acme/relu");
+  auto r = client_->Head("/kernels/acme/relu/resolve/main/build/x/__init__.py");
+  ASSERT_EQ(r->status, 307);
+  auto location = r->get_header_value("Location");
+  // Sent as ?etag=%22…%22; cpp-httplib's client percent-decodes header values when parsing.
+  EXPECT_EQ(location, "/api/resolve-cache/kernels/acme/relu/" + commit +
+                          "/build/x/__init__.py?etag=\"1cec5723464b586acbda5ab039a6248d38255033\"");
+  auto final_head = client_->Head(location);
+  EXPECT_EQ(final_head->status, 200);
+  EXPECT_EQ(final_head->get_header_value("ETag"), "\"1cec5723464b586acbda5ab039a6248d38255033\"");
+  EXPECT_EQ(final_head->get_header_value("X-Repo-Commit"), commit);
+  EXPECT_EQ(final_head->get_header_value("Content-Length"), "22");
+  EXPECT_EQ(client_->Get(location)->body, "from ._ops import ops\n");
+  // By commit: answered directly.
+  EXPECT_EQ(client_->Head("/kernels/acme/relu/resolve/" + commit + "/build/x/__init__.py")->status, 200);
+}
+
+TEST(ServerStart, WaitReturnsAfterStopFromAnotherThread) {
+  TempDir dir("wait");
+  ServerOptions o;
+  o.root = dir.path;
+  std::vector<std::string> lines;
+  std::mutex mutex;
+  o.request_log = [&](std::string_view line) {
+    std::lock_guard lock(mutex);
+    lines.emplace_back(line);
+  };
+  Server server(std::move(o));
+  ASSERT_TRUE(server.start());
+  httplib::Client c("127.0.0.1", server.port());
+  EXPECT_EQ(c.Get("/api/whoami-v2")->status, 401);
+  std::thread stopper([&] { server.stop(); });
+  server.wait();
+  stopper.join();
+  EXPECT_FALSE(c.Get("/api/whoami-v2"));  // no longer listening
+  std::lock_guard lock(mutex);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("\"GET /api/whoami-v2\" 401"), std::string::npos) << lines[0];
 }
 
 TEST(ServerStart, RefusesOpenWritesOnNonLoopbackAddress) {

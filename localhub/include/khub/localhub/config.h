@@ -41,6 +41,9 @@ struct ServerConfig {
   std::uint64_t max_commit_body = 256ull << 20;    // NDJSON commit payload
   std::uint64_t max_object_size = 50ull << 30;     // one LFS object
   std::string blob_base_url;  // LFS redirects go here ("{port}" is replaced); empty = request host
+  /// Answer regular files of public repos asked by branch/tag with the Hub's 307 to
+  /// /api/resolve-cache/… (relative Location) instead of a direct 200.
+  bool resolve_cache_redirects = false;
   std::vector<FaultRule> faults;
 };
 

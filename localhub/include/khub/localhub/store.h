@@ -36,6 +36,7 @@ struct RepoRecord {
   RepoKey key;
   bool is_private = false;
   std::int64_t created_at = 0;  // unix seconds
+  std::string gated;            // "" (open), "auto" (any signed-in user) or "manual" (granted tokens)
 };
 
 /// One file of a commit's tree. `git_oid` is the git blob sha1 (of the pointer text for LFS files).
@@ -109,6 +110,12 @@ class RepoStore {
   /// RepoNotFound when absent.
   [[nodiscard]] Status delete_repo(const RepoKey& key);
   [[nodiscard]] Expected<RepoRecord> find_repo(const RepoKey& key) const;
+  /// Makes a repo private or public. RepoNotFound when absent.
+  [[nodiscard]] Status set_private(const RepoKey& key, bool is_private);
+  /// Sets the gating mode: "", "auto" or "manual". RepoNotFound when absent.
+  [[nodiscard]] Status set_gated(const RepoKey& key, std::string_view mode);
+  /// True when some commit of `repo` has a file with this content.
+  [[nodiscard]] Expected<bool> references_blob(const RepoRecord& repo, std::string_view sha256) const;
 
   /// Branch, tag, refs/heads/x, refs/tags/x, refs/pr/N or a 40-hex commit of this repo → commit
   /// oid; RevisionNotFound otherwise.
