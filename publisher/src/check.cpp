@@ -55,6 +55,7 @@ class Checker {
       add(v.name + "/metadata.json", "provenance", "built from a dirty git tree; the recorded revision does not "
           "fully identify the sources", Severity::Warning);
     }
+    check_python_depends(v, *m);
     check_layout(v, *m, variant ? &*variant : nullptr);
     if (!m->digest) {
       add(v.name + "/metadata.json", "digest", "metadata.json has no digest; run `khub hash` first");
@@ -72,6 +73,22 @@ class Checker {
     }
     check_elf_files(v, &*m);
     return std::move(m).value();
+  }
+
+  // kernel-layout.md §18: names from the general table or the variant backend's table.
+  void check_python_depends(const VariantDir& v, const protocol::KernelMetadata& m) {
+    static const std::set<std::string> kGeneral = {"einops", "helion", "tvm-ffi"};
+    static const std::map<protocol::BackendType, std::set<std::string>> kBackend = {
+        {protocol::BackendType::Cuda, {"nvidia-cutlass-dsl"}},
+        {protocol::BackendType::Neuron, {"nki"}},
+        {protocol::BackendType::Xpu, {"onednn"}},
+    };
+    for (const auto& dep : m.python_depends) {
+      auto it = kBackend.find(m.backend.type);
+      if (kGeneral.contains(dep) || (it != kBackend.end() && it->second.contains(dep))) continue;
+      add(v.name + "/metadata.json", "python-depends",
+          "Kernel module `" + m.python_name() + "` uses unsupported kernel dependency: " + dep);
+    }
   }
 
   void check_layout(const VariantDir& v, const protocol::KernelMetadata& m, const variants::Variant* variant) {

@@ -84,6 +84,19 @@ TEST_F(Check, ReportsEveryProblem) {
   EXPECT_EQ(st.error().notes.size(), r.error_count());
 }
 
+TEST_F(Check, PythonDependsAllowList) {
+  add_variant("torch-cuda", R"({"name":"my-kernel","id":"x","version":1,"license":"MIT",)"
+                            R"("python-depends":["einops","nvidia-cutlass-dsl","torch"],"backend":{"type":"cuda"}})");
+  add_variant("torch-cpu", R"({"name":"my-kernel","id":"x","version":1,"license":"MIT",)"
+                           R"("python-depends":["nvidia-cutlass-dsl"],"backend":{"type":"cpu"}})");
+  ASSERT_TRUE(write_digests(*discover_build(build())));
+  auto r = check_dir(build());
+  EXPECT_EQ(messages(r, "python-depends"),
+            (std::vector<std::string>{
+                "torch-cpu/metadata.json: Kernel module `my_kernel` uses unsupported kernel dependency: nvidia-cutlass-dsl",
+                "torch-cuda/metadata.json: Kernel module `my_kernel` uses unsupported kernel dependency: torch"}));
+}
+
 TEST_F(Check, MissingNativeModuleAndInit) {
   write(std::string(kArch) + "/metadata.json", minimal_metadata());
   ASSERT_TRUE(write_digests(*discover_build(build())));

@@ -15,7 +15,8 @@ enum class Severity { Error, Warning };
 
 struct Finding {
   std::string file;   // relative to the variants dir, e.g. `torch212-…/metadata.json`; "" for the build
-  std::string check;  // variant-name, metadata, version, layout, namespace, digest, manylinux, abi3, libraries, elf, provenance
+  std::string check;  // variant-name, metadata, version, python-depends, layout, namespace, digest,
+                      // manylinux, abi3, libraries, elf, provenance
   std::string message;
   Severity severity = Severity::Error;
 };
