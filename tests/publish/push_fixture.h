@@ -38,12 +38,19 @@ class PushFixture : public BuildFixture {
     localhub::ServerOptions so;
     so.root = root_ / "hub";
     so.threads = 8;
-    so.config.tokens.push_back({kToken, "tester", true, {"khub-test"}, {}});
-    so.config.lfs_chunk_size = 64 * 1024;  // objects above 64 KiB go multipart
+    so.config = config();
     server_ = std::make_unique<localhub::Server>(std::move(so));
     auto st = server_->start();
     ASSERT_TRUE(st) << st.error().message;
   }
+  /// The server's configuration: one write token for khub-test, 64 KiB multipart parts.
+  virtual localhub::ServerConfig config() const {
+    localhub::ServerConfig c;
+    c.tokens.push_back({kToken, "tester", true, {"khub-test"}, {}});
+    c.lfs_chunk_size = 64 * 1024;  // objects above 64 KiB go multipart
+    return c;
+  }
+
   void TearDown() override {
     if (server_) server_->stop();
     BuildFixture::TearDown();
