@@ -1,7 +1,11 @@
 // manylinux_2_28 / abi3 / library / namespace rules over an ElfInfo.
 #include "khub/publish/abi_check.h"
 
+#include <cxxabi.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <memory>
 #include <map>
 #include <set>
 
@@ -119,6 +123,22 @@ std::vector<Abi3Violation> check_abi3(const ElfInfo& elf, int major, int minor) 
     auto dot = added->find('.');
     int amaj = std::stoi(added->substr(0, dot)), amin = std::stoi(added->substr(dot + 1));
     if (amaj > major || (amaj == major && amin > minor)) out.push_back({s.name, added});
+  }
+  return out;
+}
+
+std::vector<std::string> check_torch_stable_abi(const ElfInfo& elf) {
+  std::vector<std::string> out;
+  for (const auto& s : elf.dynamic) {
+    if (!s.undefined || !s.name.starts_with("_Z")) continue;
+    int status = 0;
+    std::unique_ptr<char, decltype(&std::free)> demangled(
+        abi::__cxa_demangle(s.name.c_str(), nullptr, nullptr, &status), std::free);
+    if (status != 0 || !demangled) continue;
+    std::string_view d(demangled.get());
+    bool internal = d.starts_with("c10::") || d.starts_with("at::") ||
+                    (d.starts_with("torch::") && !d.starts_with("torch::stable::"));
+    if (internal) out.emplace_back(d);
   }
   return out;
 }

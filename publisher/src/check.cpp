@@ -163,6 +163,12 @@ class Checker {
       for (const auto& lib : disallowed_libraries(*elf)) {
         add(rel, "libraries", "links " + lib + ", which is neither on the manylinux_2_28 list nor part of the Torch runtime");
       }
+      if (variant && variant->is_arch() &&
+          variant->arch->framework.kind == variants::FrameworkKind::TorchStableAbi) {
+        for (const auto& sym : check_torch_stable_abi(*elf)) {
+          add(rel, "torch-stable-abi", "uses " + sym + ", which is not part of the Torch stable ABI");
+        }
+      }
       if (m && variant && variant->is_arch() && file.parent_path() == v.path &&
           file.filename() == m->id + ".abi3.so") {
         check_namespace(rel, *elf, m->id);
@@ -202,7 +208,8 @@ Status require_clean(const CheckReport& report) {
     if (f.severity == Severity::Error) err.notes.push_back((f.file.empty() ? "" : f.file + ": ") + f.message);
   }
   bool abi_only = std::all_of(report.findings.begin(), report.findings.end(), [](const Finding& f) {
-    return f.severity == Severity::Warning || f.check == "manylinux" || f.check == "abi3" || f.check == "libraries";
+    return f.severity == Severity::Warning || f.check == "manylinux" || f.check == "abi3" ||
+           f.check == "libraries" || f.check == "torch-stable-abi";
   });
   if (!abi_only) err.code = ErrorCode::InvalidMetadata;
   return err;

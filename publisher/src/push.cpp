@@ -206,7 +206,7 @@ Expected<PushResult> push_build(const BuildTree& tree, const PushOptions& o, Upl
     KHUB_TRY(auto report, check_build(tree, check));
     if (o.abi_policy == PushOptions::AbiPolicy::Warn) {
       for (auto& f : report.findings) {
-        if (f.check == "manylinux" || f.check == "abi3" || f.check == "libraries") {
+        if (f.check == "manylinux" || f.check == "abi3" || f.check == "libraries" || f.check == "torch-stable-abi") {
           f.severity = Severity::Warning;
           say(o, "warning: " + f.file + ": " + f.message);
         }

@@ -46,6 +46,16 @@ TEST(AbiCheck, NamespacesFromTorchLibrarySymbols) {
   EXPECT_EQ(torch_library_namespaces(*bad), std::vector<std::string>{"_other_cuda_0000000"});
 }
 
+TEST(AbiCheck, TorchStableAbiInternals) {
+  auto elf = read_elf(KHUB_FIXTURE_STABLE_ABI);
+  ASSERT_TRUE(elf);
+  EXPECT_EQ(check_torch_stable_abi(*elf),
+            std::vector<std::string>{"c10::detail::torchCheckFail(char const*, char const*, unsigned int, char const*)"});
+  auto clean = read_elf(KHUB_FIXTURE_NS_GOOD);
+  ASSERT_TRUE(clean);
+  EXPECT_TRUE(check_torch_stable_abi(*clean).empty());
+}
+
 TEST(AbiCheck, StableAbiTable) {
   EXPECT_EQ(stable_abi_added("PyModule_Create2"), "3.2");
   EXPECT_EQ(stable_abi_added("PyAIter_Check"), "3.10");

@@ -97,6 +97,21 @@ TEST_F(Check, PythonDependsAllowList) {
                 "torch-cuda/metadata.json: Kernel module `my_kernel` uses unsupported kernel dependency: torch"}));
 }
 
+TEST_F(Check, StableAbiVariantsUseOnlyStableSymbols) {
+  const std::string v = "torch-stable-abi211-cu128-x86_64-linux";
+  add_variant(v);
+  copy_in(KHUB_FIXTURE_NS_GOOD, v + "/_relu_cuda_abc1234.abi3.so");
+  copy_in(KHUB_FIXTURE_STABLE_ABI, v + "/lib/helper.so");
+  copy_in(KHUB_FIXTURE_STABLE_ABI, std::string(kArch) + "/lib/helper.so");  // not checked: not stable ABI
+  add_variant(kArch);
+  copy_in(KHUB_FIXTURE_NS_GOOD, std::string(kArch) + "/_relu_cuda_abc1234.abi3.so");
+  ASSERT_TRUE(write_digests(*discover_build(build())));
+  auto r = check_dir(build());
+  EXPECT_EQ(messages(r, "torch-stable-abi"),
+            std::vector<std::string>{v + "/lib/helper.so: uses c10::detail::torchCheckFail(char const*, char const*, "
+                                         "unsigned int, char const*), which is not part of the Torch stable ABI"});
+}
+
 TEST_F(Check, MissingNativeModuleAndInit) {
   write(std::string(kArch) + "/metadata.json", minimal_metadata());
   ASSERT_TRUE(write_digests(*discover_build(build())));

@@ -58,6 +58,11 @@ struct Abi3Violation {
 /// Added-in version of a stable-ABI symbol ("3.2"), or none. Source: publisher/src/stable_abi_symbols.inc.
 [[nodiscard]] std::optional<std::string> stable_abi_added(std::string_view symbol);
 
+/// Torch stable-ABI rule (kernel-layout.md §17.4, demangling part): undefined C++ symbols in `c10::`,
+/// `at::` or `torch::` other than `torch::stable::`, demangled. (The shim-version part needs
+/// `shim_function_versions.txt`, which khub does not ship.)
+[[nodiscard]] std::vector<std::string> check_torch_stable_abi(const ElfInfo& elf);
+
 /// DT_NEEDED entries that are neither on the manylinux_2_28 allow-list nor part of the Torch / CUDA
 /// runtime a kernel loads into (libtorch*, libc10*, libcudart, libcuda, libcublas*, libnvrtc*, ...).
 /// libpython is never allowed (abi3 modules must not link it).

@@ -16,7 +16,7 @@ enum class Severity { Error, Warning };
 struct Finding {
   std::string file;   // relative to the variants dir, e.g. `torch212-…/metadata.json`; "" for the build
   std::string check;  // variant-name, metadata, version, python-depends, layout, namespace, digest,
-                      // manylinux, abi3, libraries, elf, provenance
+                      // manylinux, abi3, libraries, torch-stable-abi, elf, provenance
   std::string message;
   Severity severity = Severity::Error;
 };
