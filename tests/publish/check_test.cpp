@@ -112,6 +112,21 @@ TEST_F(Check, StableAbiVariantsUseOnlyStableSymbols) {
                                          "unsigned int, char const*), which is not part of the Torch stable ABI"});
 }
 
+TEST_F(Check, StrippedModuleNamespaceFromRodata) {
+  add_variant(kArch);
+  copy_in(KHUB_FIXTURE_NS_GOOD_STRIPPED, std::string(kArch) + "/_relu_cuda_abc1234.abi3.so");
+  ASSERT_TRUE(write_digests(*discover_build(build())));
+  EXPECT_TRUE(messages(check_dir(build()), "namespace").empty());
+  // Same module, another id: the literal is not there, and PyInit names the other module.
+  write(std::string(kArch) + "/metadata.json", minimal_metadata("_relu_cuda_fffffff"));
+  std::filesystem::rename(build() / kArch / "_relu_cuda_abc1234.abi3.so", build() / kArch / "_relu_cuda_fffffff.abi3.so");
+  ASSERT_TRUE(write_digests(*discover_build(build())));
+  const std::string so = std::string(kArch) + "/_relu_cuda_fffffff.abi3.so";
+  EXPECT_EQ(messages(check_dir(build()), "namespace"),
+            (std::vector<std::string>{so + ": exports PyInit__relu_cuda_abc1234, expected PyInit__relu_cuda_fffffff",
+                                      so + ": no TORCH_LIBRARY registration for namespace `_relu_cuda_fffffff` found"}));
+}
+
 TEST_F(Check, MissingNativeModuleAndInit) {
   write(std::string(kArch) + "/metadata.json", minimal_metadata());
   ASSERT_TRUE(write_digests(*discover_build(build())));
