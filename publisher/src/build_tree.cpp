@@ -25,7 +25,11 @@ std::vector<VariantDir> variants_in(const fs::path& dir) {
 Expected<BuildTree> discover_build(const fs::path& dir) {
   std::error_code ec;
   fs::path root = fs::canonical(dir, ec);
-  if (ec) return Error(ErrorCode::Io, "cannot open " + dir.string() + ": " + ec.message());
+  if (ec) {
+    // A path that is not there is the caller's mistake (exit 2); anything else is I/O.
+    const bool missing = ec == std::errc::no_such_file_or_directory;
+    return Error(missing ? ErrorCode::InvalidArgument : ErrorCode::Io, "cannot open " + dir.string() + ": " + ec.message());
+  }
   if (!fs::is_directory(root, ec)) return Error(ErrorCode::InvalidArgument, dir.string() + " is not a directory");
   BuildTree tree;
   if (fs::is_regular_file(root / "metadata.json", ec)) {

@@ -40,7 +40,7 @@ TEST_F(Discover, EmptyOrMissing) {
   auto empty = discover_build(kernel());
   ASSERT_FALSE(empty);
   EXPECT_EQ(empty.error().code, ErrorCode::InvalidArgument);
-  EXPECT_EQ(discover_build(root_ / "nope").error().code, ErrorCode::Io);
+  EXPECT_EQ(discover_build(root_ / "nope").error().code, ErrorCode::InvalidArgument);
 }
 
 }  // namespace

@@ -22,7 +22,8 @@ struct BuildTree {
 
 /// Candidates in order `DIR/result`, `DIR/build`, `DIR`: the first with at least one subdirectory
 /// holding `metadata.json` wins. A `DIR` that itself holds `metadata.json` is a single variant
-/// (`khub hash build/<variant>`). Returns InvalidArgument `no build variants found in <dir>` or Io.
+/// (`khub hash build/<variant>`). Returns InvalidArgument (`no build variants found in <dir>`, a
+/// missing path) or Io.
 [[nodiscard]] Expected<BuildTree> discover_build(const std::filesystem::path& dir);
 
 }  // namespace khub::publish
