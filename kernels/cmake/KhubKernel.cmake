@@ -197,7 +197,7 @@ endfunction()
 # Digest hook: once every directory is processed, if the `khub` executable target exists and
 # KHUB_KERNELS_DIGEST is ON, each variant target runs `khub hash <variant dir>` after installing.
 function(khub_kernels_defer_digest_hook)
-  cmake_language(DEFER DIRECTORY ${PROJECT_SOURCE_DIR} CALL _khub_kernels_wire_digest)
+  cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL _khub_kernels_wire_digest)
 endfunction()
 
 function(_khub_kernels_wire_digest)

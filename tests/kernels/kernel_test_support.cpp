@@ -95,8 +95,8 @@ at::Tensor round_to(const at::Tensor& t, at::ScalarType dtype) { return t.to(dty
 
 namespace {
 std::map<std::string, double>& error_table() {
-  static std::map<std::string, double> t;
-  return t;
+  static auto* t = new std::map<std::string, double>();  // outlives the printer below
+  return *t;
 }
 struct ErrorPrinter {
   ~ErrorPrinter() {
@@ -127,7 +127,8 @@ double expect_close(const at::Tensor& out, const at::Tensor& ref, at::ScalarType
   const double rel_l2 = ref_norm > 0 ? (o - r).norm().item<double>() / ref_norm : 0.0;
   EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << err.numel() << " elements outside rtol " << tol.rtol
                     << ", max abs error " << max_abs;
-  EXPECT_LE(rel_l2, tol.rel_l2) << what << ": relative L2 error";
+  // Relative L2 is a statistical bound: meaningful from a few hundred elements on.
+  if (err.numel() >= 256) EXPECT_LE(rel_l2, tol.rel_l2) << what << ": relative L2 error";
   return max_abs;
 }
 

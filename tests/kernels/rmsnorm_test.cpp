@@ -141,7 +141,7 @@ TEST(RmsNormEdge, EmptyInputGivesEmptyOutput) {
 
 TEST(RmsNormEdge, Fp16OverflowRangeInputsStayFinite) {
   auto f = op<RmsSig>(id(), "rms_norm");
-  const auto x = make_input({8, 2048}, at::kHalf, Layout::Contiguous, 2e4);
+  const auto x = make_input({8, 2048}, at::kHalf, Layout::Contiguous, 8e3);  // |x| up to ~4e4 < 65504
   const auto y = f.call(x, std::nullopt, 1e-6);
   expect_close(y, reference(x, std::nullopt, 1e-6, "fused"), at::kHalf, "fp16 large values");
 }

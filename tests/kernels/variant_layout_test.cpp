@@ -36,7 +36,7 @@ TEST(VariantLayout, EveryVariantDirHasKernelBuilderLayout) {
     const std::string text = read_file(dir / "metadata.json");
     ASSERT_FALSE(text.empty());
     EXPECT_NE(text.back(), '\n') << "metadata.json must not end with a newline";
-    const auto meta = nlohmann::json::parse(text);
+    const auto meta = nlohmann::ordered_json::parse(text);
     const std::string id = meta.at("id");
     const std::string backend = meta.at("backend").at("type");
     EXPECT_EQ(meta.at("name"), kernel);
@@ -45,11 +45,12 @@ TEST(VariantLayout, EveryVariantDirHasKernelBuilderLayout) {
     EXPECT_EQ(id.rfind("_" + kernel + "_" + backend + "_", 0), 0u);
     EXPECT_EQ(variant.find(backend == "cpu" ? "-cpu-" : "-cu"), variant.find('-', variant.find('-') + 1));
     if (backend == "cuda") {
-      EXPECT_EQ(meta.at("backend").at("archs"), nlohmann::json::array({"9.0+PTX"}));
+      EXPECT_EQ(meta.at("backend").at("archs"), nlohmann::ordered_json::array({"9.0+PTX"}));
     }
-    // serde_json pretty printing: re-serialising with a 2-space indent gives the same bytes.
+    // serde_json pretty printing (keys in §11 order): re-serialising with a 2-space indent gives the same bytes.
     EXPECT_EQ(meta.dump(2), text);
-    EXPECT_EQ(meta.at("python-depends"), nlohmann::json::array());
+    EXPECT_EQ(meta.at("python-depends"), nlohmann::ordered_json::array());
+    EXPECT_EQ(meta.at("kernel-depends"), nlohmann::ordered_json::array());
     EXPECT_TRUE(fs::exists(dir / "__init__.py"));
     EXPECT_NE(read_file(dir / "_ops.py").find("ops = torch.ops." + id + "\n"), std::string::npos);
     EXPECT_TRUE(fs::exists(dir / (id + ".abi3.so")));

@@ -2,6 +2,7 @@
 // (per-axis tables + per-token indices), coordinate mode (per-token coordinates + frequencies),
 // fused RMSNorm + table RoPE, and the table builder. CPU implementation in every variant, CUDA
 // launcher in cuda variants.
+#include <ATen/TensorOperators.h>
 #include <ATen/ops/cos.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/linspace.h>
