@@ -26,8 +26,11 @@ if ! cmake -S . -B $build "${common[@]}" -DKHUB_WITH_ARCHIVE=OFF -DKHUB_WITH_SER
     >> "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 fi
 stamp build
-cmake --build $build -j "$(nproc)" --target khub_kernels kernels_gpu_test kernels_bench >> "$OUT/build.log" 2>&1 \
-  || { grep -B2 -A12 "error" "$OUT/build.log" | head -80; exit 1; }
+# Each target on its own, so a failure in one leaves the stages of the others.
+for target in khub_kernels kernels_gpu_test kernels_bench; do
+  cmake --build $build -j "$(nproc)" --target $target >> "$OUT/build.log" 2>&1 \
+    || { echo "build of $target failed"; grep -B2 -A12 "error" "$OUT/build.log" | head -60; }
+done
 test_bin=$(find $build -name kernels_gpu_test -type f | head -1)
 bench_bin=$(find $build -name kernels_bench -type f | head -1)
 for stage in "$@"; do
