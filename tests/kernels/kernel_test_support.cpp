@@ -128,7 +128,9 @@ double expect_close(const at::Tensor& out, const at::Tensor& ref, at::ScalarType
   EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << err.numel() << " elements outside rtol " << tol.rtol
                     << ", max abs error " << max_abs;
   // Relative L2 is a statistical bound: meaningful from a few hundred elements on.
-  if (err.numel() >= 256) EXPECT_LE(rel_l2, tol.rel_l2) << what << ": relative L2 error";
+  if (err.numel() >= 256) {
+    EXPECT_LE(rel_l2, tol.rel_l2) << what << ": relative L2 error";
+  }
   return max_abs;
 }
 

@@ -65,7 +65,7 @@ TEST(VariantLayout, ModulesExportPyInitAndRegisterTheirNamespace) {
     const std::string dir(d);
     if (dir.find(std::string("-") + (on_cuda() ? "cu" : "cpu")) == std::string::npos) continue;
     SCOPED_TRACE(d);
-    const std::string& id = load_variant(dir);
+    const std::string id = load_variant(dir);
     void* h = dlopen((dir + "/" + id + ".abi3.so").c_str(), RTLD_NOW | RTLD_NOLOAD);
     ASSERT_NE(h, nullptr);
     EXPECT_NE(dlsym(h, ("PyInit_" + id).c_str()), nullptr);
@@ -79,7 +79,7 @@ TEST(VariantLayout, ModulesExportPyInitAndRegisterTheirNamespace) {
 
 #ifdef KHUB_VARIANT_RMSNORM_CUDA
 TEST(VariantLayout, CudaVariantAlsoServesCpuTensors) {
-  const std::string& id = load_variant(KHUB_VARIANT_RMSNORM_CUDA);
+  const std::string id = load_variant(KHUB_VARIANT_RMSNORM_CUDA);
   auto f = op<at::Tensor(const at::Tensor&, const std::optional<at::Tensor>&, double)>(id, "rms_norm");
   const auto x = at::randn({3, 256}, at::kBFloat16);
   const auto y = f.call(x, std::nullopt, 1e-6);

@@ -52,6 +52,10 @@ struct AdaLnOp {
     template <int V, bool Side>
     __device__ __forceinline__ void load(int idx, float (&v)[V]) const {
       cuda::load_vec<T, V>(x + idx, v);
+      if constexpr (Side) {
+        cuda::prefetch_l1(scale.base + idx);
+        cuda::prefetch_l1(shift.base + idx);
+      }
       if (delta) {
         float d[V], g[V];
         cuda::load_vec<T, V>(delta + idx, d);

@@ -6,14 +6,16 @@
 namespace khub_kernels::geglu {
 namespace {
 
+constexpr int kUnroll = 2;
+
 template <typename T, int V, Act A, bool Gated>
 cudaError_t launch(const GegluArgs& a, cudaStream_t stream) {
   const int64_t nvec = (a.n + V - 1) / V;
-  const int threads = static_cast<int>(std::min<int64_t>(128, (nvec + 31) / 32 * 32));
-  const int64_t tiles = (nvec + threads - 1) / threads;
+  const int threads = static_cast<int>(std::min<int64_t>(128, (nvec + kUnroll * 32 - 1) / (kUnroll * 32) * 32));
+  const int64_t tiles = (nvec + threads * kUnroll - 1) / (threads * kUnroll);
   if (a.x_layout.rows > 0x7fffffffLL || tiles > 65535) return cudaErrorInvalidConfiguration;
   const dim3 grid(static_cast<unsigned>(a.x_layout.rows), static_cast<unsigned>(tiles));
-  geglu_kernel<T, V, A, Gated><<<grid, threads, 0, stream>>>(static_cast<const T*>(a.x), a.x_layout,
+  geglu_kernel<T, V, kUnroll, A, Gated><<<grid, threads, 0, stream>>>(static_cast<const T*>(a.x), a.x_layout,
                                                              static_cast<T*>(a.out), a.n);
   return cudaGetLastError();
 }

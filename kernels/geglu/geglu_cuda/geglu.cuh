@@ -15,25 +15,30 @@ __device__ __forceinline__ float gelu(float g) {
   }
 }
 
-template <typename T, int V, Act A, bool Gated>
+// Each thread handles U vectors of V outputs, U * blockDim.x vectors per block (tile), all loads
+// issued before the math.
+template <typename T, int V, int U, Act A, bool Gated>
 __global__ void __launch_bounds__(128) geglu_kernel(const T* __restrict__ x, RowLayout xl, T* __restrict__ out,
                                                     int64_t n) {
   const int64_t row = blockIdx.x;
-  const int64_t col = (static_cast<int64_t>(blockIdx.y) * blockDim.x + threadIdx.x) * V;
-  if (col >= n) return;
   const T* xr = x + cuda::row_offset(xl, row);
-  float y[V];
-  cuda::load_vec<T, V>(xr + col, y);
-  if constexpr (Gated) {
-    float g[V];
-    cuda::load_vec<T, V>(xr + n + col, g);
+  float h[U][V], g[U][V];
+  int64_t col[U];
 #pragma unroll
-    for (int i = 0; i < V; ++i) y[i] *= gelu<A>(g[i]);
-  } else {
-#pragma unroll
-    for (int i = 0; i < V; ++i) y[i] = gelu<A>(y[i]);
+  for (int u = 0; u < U; ++u) {
+    col[u] = ((static_cast<int64_t>(blockIdx.y) * U + u) * blockDim.x + threadIdx.x) * V;
+    if (col[u] < n) {
+      cuda::load_vec<T, V>(xr + col[u], h[u]);
+      if constexpr (Gated) cuda::load_vec<T, V>(xr + n + col[u], g[u]);
+    }
   }
-  cuda::store_vec<T, V>(out + row * n + col, y);
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    if (col[u] >= n) continue;
+#pragma unroll
+    for (int i = 0; i < V; ++i) h[u][i] = Gated ? h[u][i] * gelu<A>(g[u][i]) : gelu<A>(h[u][i]);
+    cuda::store_vec<T, V>(out + row * n + col[u], h[u]);
+  }
 }
 
 }  // namespace khub_kernels::geglu

@@ -34,6 +34,7 @@ struct RmsNormOp {
     template <int V, bool Side>
     __device__ __forceinline__ void load(int idx, float (&v)[V]) const {
       cuda::load_vec<T, V>(x + idx, v);
+      if (Side && w) cuda::prefetch_l1(static_cast<const char*>(w) + idx * (w_f32 ? 4 : sizeof(T)));
       if (res) {
         float rv[V];
         cuda::load_vec<T, V>(res + idx, rv);

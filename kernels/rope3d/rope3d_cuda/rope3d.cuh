@@ -31,12 +31,15 @@ struct TrigRow {
       float cv = 1.f, sv = 0.f;
       if (p >= pad_pairs) {
         const int j = p - pad_pairs, k = j / 3, a = j - 3 * k;
+        // Selects, not a run-time array index (which would put pos/g in local memory).
         if (mode == TrigMode::Table) {
-          const int64_t o = static_cast<int64_t>(pos[a]) * f + k;
+          const int32_t row = a == 0 ? pos[0] : (a == 1 ? pos[1] : pos[2]);
+          const int64_t o = static_cast<int64_t>(row) * f + k;
           cv = __ldg(cos + o);
           sv = __ldg(sin + o);
         } else {
-          const float angle = __fmul_rn(__ldg(freqs + k), __fsub_rn(__fmul_rn(g[a], 2.f), 1.f));
+          const float ga = a == 0 ? g[0] : (a == 1 ? g[1] : g[2]);
+          const float angle = __fmul_rn(__ldg(freqs + k), __fsub_rn(__fmul_rn(ga, 2.f), 1.f));
           sincosf(angle, &sv, &cv);
         }
       }
@@ -78,32 +81,12 @@ __device__ __forceinline__ void rotate_store(T* out, const float (&v)[V], const 
   cuda::store_vec<T, V>(out, y);
 }
 
-// q (and k) rotation without norm: block (token, column tile), V channels per thread; the trig of
-// a token is read once for q and k.
-template <typename T, int V>
-__global__ void __launch_bounds__(128) rope_kernel(const T* __restrict__ q, RowLayout ql, const T* __restrict__ k,
-                                                   RowLayout kl, T* __restrict__ qo, T* __restrict__ ko, int64_t d,
-                                                   TrigParams t) {
-  const int64_t row = blockIdx.x;
-  const int col = (blockIdx.y * blockDim.x + threadIdx.x) * V;
-  if (col >= d) return;
-  const TrigRow tr = trig_row(t, row);
-  float c[V], s[V], v[V];
-  tr.get<V>(col, c, s);
-  cuda::load_vec<T, V>(q + cuda::row_offset(ql, row) + col, v);
-  if (k) {
-    float w[V];
-    cuda::load_vec<T, V>(k + cuda::row_offset(kl, row) + col, w);
-    rotate_store<T, V>(ko + row * d + col, w, c, s);
-  }
-  rotate_store<T, V>(qo + row * d + col, v, c, s);
-}
-
-// Fused RMSNorm + RoPE: rows [0, q_rows) are q, [q_rows, 2 q_rows) k.
-template <typename TT>
-struct RopeNormOp {
+// RoPE row op, with the RMSNorm first when Norm. With k, rows interleave q and k of one token
+// (row 2t = q, 2t + 1 = k) so both read the token's trig while it is in L1.
+template <typename TT, bool Norm>
+struct RopeRowOp {
   using T = TT;
-  static constexpr bool kNorm = true;
+  static constexpr bool kNorm = Norm;
   static constexpr int kMinVec = 2;
 
   const T* q;
@@ -115,7 +98,6 @@ struct RopeNormOp {
   const void* qw;
   const void* kw;
   bool w_f32;
-  int64_t q_rows;
   int64_t d;
   TrigParams t;
 
@@ -134,7 +116,10 @@ struct RopeNormOp {
     template <int V>
     __device__ __forceinline__ void store(int idx, const float (&v)[V], float r) const {
       float y[V], c[V], s[V];
-      if (w) {
+      if (!Norm) {
+#pragma unroll
+        for (int i = 0; i < V; ++i) y[i] = v[i];
+      } else if (w) {
         if (w_f32) cuda::load_f32<V>(static_cast<const float*>(w) + idx, y);
         else cuda::load_vec<T, V>(static_cast<const T*>(w) + idx, y);
 #pragma unroll
@@ -149,8 +134,8 @@ struct RopeNormOp {
   };
 
   __device__ __forceinline__ Row row(int64_t r) const {
-    const bool is_k = r >= q_rows;
-    const int64_t rr = is_k ? r - q_rows : r;
+    const bool is_k = k && (r & 1);
+    const int64_t rr = k ? r >> 1 : r;
     return Row{is_k ? k + cuda::row_offset(kl, rr) : q + cuda::row_offset(ql, rr), (is_k ? ko : qo) + rr * d,
                is_k ? kw : qw, w_f32, trig_row(t, rr)};
   }

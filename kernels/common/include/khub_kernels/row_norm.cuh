@@ -17,20 +17,36 @@
 
 namespace khub_kernels::cuda {
 
+// Hint that p will be read soon (modulation / weight vectors read after the reduction).
+__device__ __forceinline__ void prefetch_l1(const void* p) { asm volatile("prefetch.global.L1 [%0];" ::"l"(p)); }
+
 constexpr int kRowBlock = 128;  // threads per block when a group is one warp or less
 
-// Fast path: G threads own a row; each holds CH chunks of V contiguous elements (16 bytes).
+// Fast path: G threads own a row; each holds CH chunks of V contiguous elements (16 bytes), kept
+// packed in storage precision between the two phases (the loaded values are exact in T), so a
+// thread needs 4 registers per chunk and enough rows stay in flight per SM.
+template <int G>
+constexpr int row_threads() {
+  return G > 32 ? G : kRowBlock;
+}
+
+template <typename T>
+union Pack16 {
+  uint4 u;
+  T t[16 / sizeof(T)];
+};
+
 template <typename Op, int G, int CH>
-__global__ void __launch_bounds__(G > 32 ? G : kRowBlock)
+__global__ void __launch_bounds__(row_threads<G>(), 768 / row_threads<G>())
     row_norm_fast_kernel(const Op op, int64_t rows, int n, float eps) {
   using T = typename Op::T;
   constexpr int V = 16 / sizeof(T);
-  constexpr int RPB = G > 32 ? 1 : kRowBlock / G;
+  constexpr int RPB = row_threads<G>() / G;
   __shared__ float scratch[G > 32 ? G / 32 : 1];
   const int lane = threadIdx.x % G;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * RPB + threadIdx.x / G;
   const bool active = row < rows;
-  float v[CH][V];
+  Pack16<T> pk[CH];
   float ss = 0.f;
   typename Op::Row rc{};
   if (active) {
@@ -39,9 +55,13 @@ __global__ void __launch_bounds__(G > 32 ? G : kRowBlock)
     for (int c = 0; c < CH; ++c) {
       const int idx = (c * G + lane) * V;
       if (idx < n) {
-        rc.template load<V, true>(idx, v[c]);
+        float v[V];
+        rc.template load<V, true>(idx, v);
 #pragma unroll
-        for (int i = 0; i < V; ++i) ss += v[c][i] * v[c][i];
+        for (int i = 0; i < V; ++i) {
+          ss += v[i] * v[i];
+          pk[c].t[i] = from_float<T>(v[i]);
+        }
       }
     }
   }
@@ -54,7 +74,12 @@ __global__ void __launch_bounds__(G > 32 ? G : kRowBlock)
 #pragma unroll
     for (int c = 0; c < CH; ++c) {
       const int idx = (c * G + lane) * V;
-      if (idx < n) rc.template store<V>(idx, v[c], r);
+      if (idx < n) {
+        float v[V];
+#pragma unroll
+        for (int i = 0; i < V; ++i) v[i] = to_float(pk[c].t[i]);
+        rc.template store<V>(idx, v, r);
+      }
     }
   }
 }
@@ -86,27 +111,29 @@ __global__ void __launch_bounds__(256) row_norm_generic_kernel(const Op op, int6
   }
 }
 
-// Group size and chunks for a row of n elements with V-element vectors: at most 8 chunks a thread;
-// short rows use 16 threads and fewer chunks (16 bytes in flight each, many threads per SM).
+// Group size and chunks for a row of n elements with V-element vectors: at most 4 chunks a thread
+// (8 only past 256 * 4 vectors), so the packed row stays within the 80-register budget of
+// __launch_bounds__ (>= 24 warps per SM); short rows use 16 threads and fewer chunks.
 struct RowConfig {
   int group = 0;   // 0: use the generic kernel
   int chunks = 0;
 };
 
 inline RowConfig choose_row_config(int64_t n, int vec) {
-  if (n <= 16LL * vec * 8) {
+  if (n <= 16LL * vec * 4) {
     int ch = 1;
     while (16LL * vec * ch < n) ch *= 2;
     return {16, ch};
   }
   for (int g = 32; g <= 256; g *= 2)
-    if (static_cast<int64_t>(g) * vec * 8 >= n) return {g, 8};
+    if (static_cast<int64_t>(g) * vec * 4 >= n) return {g, 4};
+  if (256LL * vec * 8 >= n) return {256, 8};
   return {0, 0};
 }
 
 template <typename Op, int G, int CH>
 cudaError_t launch_fast(const Op& op, int64_t rows, int n, float eps, cudaStream_t stream) {
-  constexpr int threads = G > 32 ? G : kRowBlock;
+  constexpr int threads = row_threads<G>();
   constexpr int rpb = threads / G;
   const int64_t blocks = (rows + rpb - 1) / rpb;
   if (blocks > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
@@ -127,10 +154,10 @@ cudaError_t launch_row_norm(const Op& op, int64_t rows, int64_t n, float eps, bo
     case 16 * 16 + 1: return launch_fast<Op, 16, 1>(op, rows, ni, eps, stream);
     case 16 * 16 + 2: return launch_fast<Op, 16, 2>(op, rows, ni, eps, stream);
     case 16 * 16 + 4: return launch_fast<Op, 16, 4>(op, rows, ni, eps, stream);
-    case 16 * 16 + 8: return launch_fast<Op, 16, 8>(op, rows, ni, eps, stream);
-    case 32 * 16 + 8: return launch_fast<Op, 32, 8>(op, rows, ni, eps, stream);
-    case 64 * 16 + 8: return launch_fast<Op, 64, 8>(op, rows, ni, eps, stream);
-    case 128 * 16 + 8: return launch_fast<Op, 128, 8>(op, rows, ni, eps, stream);
+    case 32 * 16 + 4: return launch_fast<Op, 32, 4>(op, rows, ni, eps, stream);
+    case 64 * 16 + 4: return launch_fast<Op, 64, 4>(op, rows, ni, eps, stream);
+    case 128 * 16 + 4: return launch_fast<Op, 128, 4>(op, rows, ni, eps, stream);
+    case 256 * 16 + 4: return launch_fast<Op, 256, 4>(op, rows, ni, eps, stream);
     case 256 * 16 + 8: return launch_fast<Op, 256, 8>(op, rows, ni, eps, stream);
     default: break;
   }
