@@ -52,10 +52,6 @@ struct AdaLnOp {
     template <int V, bool Side>
     __device__ __forceinline__ void load(int idx, float (&v)[V]) const {
       cuda::load_vec<T, V>(x + idx, v);
-      if constexpr (Side) {
-        cuda::prefetch_l1(scale.base + idx);
-        cuda::prefetch_l1(shift.base + idx);
-      }
       if (delta) {
         float d[V], g[V];
         cuda::load_vec<T, V>(delta + idx, d);
@@ -63,6 +59,27 @@ struct AdaLnOp {
 #pragma unroll
         for (int i = 0; i < V; ++i) v[i] = cuda::round_to<T>(v[i] + g[i] * d[i]);
         if constexpr (Side) cuda::store_vec<T, V>(h_out + idx, v);
+      }
+    }
+
+    template <int CH, int G>
+    __device__ __forceinline__ void combine(cuda::Pack16<T> (&pk)[CH], int lane, int n) const {
+      constexpr int V = 16 / sizeof(T);
+      if (!delta) return;
+      cuda::Pack16<T> dp[CH];
+#pragma unroll
+      for (int c = 0; c < CH; ++c)
+        if ((c * G + lane) * V < n) dp[c].u = __ldg(reinterpret_cast<const uint4*>(delta + (c * G + lane) * V));
+#pragma unroll
+      for (int c = 0; c < CH; ++c) {
+        const int idx = (c * G + lane) * V;
+        if (idx >= n) continue;
+        float g[V];
+        gate.load<V>(idx, g);
+#pragma unroll
+        for (int i = 0; i < V; ++i)
+          pk[c].t[i] = cuda::from_float<T>(cuda::to_float(pk[c].t[i]) + g[i] * cuda::to_float(dp[c].t[i]));
+        *reinterpret_cast<uint4*>(h_out + idx) = pk[c].u;
       }
     }
 

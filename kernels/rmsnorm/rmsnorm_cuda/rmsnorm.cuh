@@ -34,13 +34,31 @@ struct RmsNormOp {
     template <int V, bool Side>
     __device__ __forceinline__ void load(int idx, float (&v)[V]) const {
       cuda::load_vec<T, V>(x + idx, v);
-      if (Side && w) cuda::prefetch_l1(static_cast<const char*>(w) + idx * (w_f32 ? 4 : sizeof(T)));
       if (res) {
         float rv[V];
         cuda::load_vec<T, V>(res + idx, rv);
 #pragma unroll
         for (int i = 0; i < V; ++i) v[i] = cuda::round_to<T>(v[i] + rv[i]);
         if constexpr (Side) cuda::store_vec<T, V>(res_out + idx, v);
+      }
+    }
+
+    template <int CH, int G>
+    __device__ __forceinline__ void combine(cuda::Pack16<T> (&pk)[CH], int lane, int n) const {
+      constexpr int V = 16 / sizeof(T);
+      if (!res) return;
+      cuda::Pack16<T> rp[CH];
+#pragma unroll
+      for (int c = 0; c < CH; ++c)
+        if ((c * G + lane) * V < n) rp[c].u = __ldg(reinterpret_cast<const uint4*>(res + (c * G + lane) * V));
+#pragma unroll
+      for (int c = 0; c < CH; ++c) {
+        const int idx = (c * G + lane) * V;
+        if (idx >= n) continue;
+#pragma unroll
+        for (int i = 0; i < V; ++i)
+          pk[c].t[i] = cuda::from_float<T>(cuda::to_float(pk[c].t[i]) + cuda::to_float(rp[c].t[i]));
+        *reinterpret_cast<uint4*>(res_out + idx) = pk[c].u;
       }
     }
 

@@ -113,6 +113,9 @@ struct RopeRowOp {
       cuda::load_vec<T, V>(x + idx, v);
     }
 
+    template <int CH, int G>
+    __device__ __forceinline__ void combine(cuda::Pack16<T> (&)[CH], int, int) const {}
+
     template <int V>
     __device__ __forceinline__ void store(int idx, const float (&v)[V], float r) const {
       float y[V], c[V], s[V];

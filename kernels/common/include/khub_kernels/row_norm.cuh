@@ -5,11 +5,14 @@
 //   using T;                                       storage type
 //   static constexpr bool kNorm;                   false: no reduction, r = 1
 //   static constexpr int kMinVec;                  1, or 2 when the store needs element pairs
-//   struct Row { template <int V, bool Side> void load(int idx, float (&v)[V]);   // pre-norm values
+//   struct Row { const T* x;                                                     // row start
+//                template <int V, bool Side> void load(int idx, float (&v)[V]);   // pre-norm values
+//                template <int CH, int G> void combine(Pack16<T> (&pk)[CH], int lane, int n);
 //                template <int V> void store(int idx, const float (&v)[V], float r); };
 //   Row row(int64_t r) const;
 // load() returns values exactly representable in T; with Side it also writes side outputs (new
-// residuals). Both are called with idx a multiple of V.
+// residuals); the element path uses it. The 16-byte path loads x itself and calls combine() to
+// fold in the other inputs chunk-wise (same rounding as load()). idx is a multiple of V.
 #pragma once
 #include <algorithm>
 
@@ -17,10 +20,16 @@
 
 namespace khub_kernels::cuda {
 
-// Hint that p will be read soon (modulation / weight vectors read after the reduction).
-__device__ __forceinline__ void prefetch_l1(const void* p) { asm volatile("prefetch.global.L1 [%0];" ::"l"(p)); }
 
-constexpr int kRowBlock = 128;  // threads per block when a group is one warp or less
+
+constexpr int kRowBlock = 128;
+
+// 16 bytes of T, as loaded and stored by the fast path.
+template <typename T>
+union Pack16 {
+  uint4 u;
+  T t[16 / sizeof(T)];
+};  // threads per block when a group is one warp or less
 
 // Fast path: G threads own a row; each holds CH chunks of V contiguous elements (16 bytes), kept
 // packed in storage precision between the two phases (the loaded values are exact in T), so a
@@ -29,12 +38,6 @@ template <int G>
 constexpr int row_threads() {
   return G > 32 ? G : kRowBlock;
 }
-
-template <typename T>
-union Pack16 {
-  uint4 u;
-  T t[16 / sizeof(T)];
-};
 
 template <typename Op, int G, int CH>
 __global__ void __launch_bounds__(row_threads<G>(), 768 / row_threads<G>())
@@ -51,16 +54,21 @@ __global__ void __launch_bounds__(row_threads<G>(), 768 / row_threads<G>())
   typename Op::Row rc{};
   if (active) {
     rc = op.row(row);
+    // All of the row's x loads are issued before any use; then the op combines other inputs
+    // (residual, gated delta), again loading every chunk first.
 #pragma unroll
     for (int c = 0; c < CH; ++c) {
       const int idx = (c * G + lane) * V;
-      if (idx < n) {
-        float v[V];
-        rc.template load<V, true>(idx, v);
+      if (idx < n) pk[c].u = __ldg(reinterpret_cast<const uint4*>(rc.x + idx));
+    }
+    rc.template combine<CH, G>(pk, lane, n);
+#pragma unroll
+    for (int c = 0; c < CH; ++c) {
+      if ((c * G + lane) * V < n) {
 #pragma unroll
         for (int i = 0; i < V; ++i) {
-          ss += v[i] * v[i];
-          pk[c].t[i] = from_float<T>(v[i]);
+          const float f = to_float(pk[c].t[i]);
+          ss += f * f;
         }
       }
     }
