@@ -138,7 +138,7 @@ def cases():
     for (fr, norm) in [(7, False), (7, True), (21, False)]:
         b, S, d = 2, fr * 16 * 24, 2048
 
-        def mk(fr=fr, S=S):
+        def mk(fr=fr, S=S, norm=norm):
             cos, sin = ltx_full_tables(b, fr, 16, 24)
             q = torch.randn(b, S, d, device="cuda", dtype=BF16)
             k = torch.randn(b, S, d, device="cuda", dtype=BF16)
@@ -147,6 +147,7 @@ def cases():
         op = "rms_norm_rope_table_qk" if norm else "apply_rotary_emb_table_qk"
         out.append((op, [b, S, d, "x2"], 8 * b * S * d, mk,
                     {"eager_diffusers": norm_rope_qk if norm else rope_qk}, True))
+        del mk
     for (b, S, d) in [(2, 2688, 2048), (2, 8064, 2048)]:
         mk = lambda b=b, S=S, d=d: (torch.randn(b, S, d, device="cuda", dtype=BF16),
                                     torch.randn(b, S, d, device="cuda", dtype=BF16),

@@ -87,7 +87,7 @@ Tolerance tolerance(at::ScalarType dtype) {
   switch (dtype) {
     case at::kBFloat16: return {1.6e-2, 1e-5, 2.5e-3};
     case at::kHalf: return {2e-3, 1e-5, 6e-4};
-    default: return {2e-5, 1e-6, 1e-5};
+    default: return {2e-5, 1e-5, 1e-5};  // atol as torch.testing.assert_close for fp32
   }
 }
 

@@ -69,7 +69,7 @@ struct AdaLnOp {
       cuda::Pack16<T> dp[CH];
 #pragma unroll
       for (int c = 0; c < CH; ++c)
-        if ((c * G + lane) * V < n) dp[c].u = __ldg(reinterpret_cast<const uint4*>(delta + (c * G + lane) * V));
+        if ((c * G + lane) * V < n) dp[c].u = cuda::ldg_stream(delta + (c * G + lane) * V);
 #pragma unroll
       for (int c = 0; c < CH; ++c) {
         const int idx = (c * G + lane) * V;

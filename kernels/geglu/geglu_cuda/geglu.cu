@@ -6,7 +6,7 @@
 namespace khub_kernels::geglu {
 namespace {
 
-constexpr int kUnroll = 2;
+constexpr int kUnroll = 1;  // 2 measured slower on the H200 (docs/gpu-measurements.md)
 
 template <typename T, int V, Act A, bool Gated>
 cudaError_t launch(const GegluArgs& a, cudaStream_t stream) {

@@ -1,7 +1,7 @@
 // GEGLU / GELU device code: one thread per V output elements, block (row, column tile). No torch.
 #pragma once
 #include "geglu.h"
-#include "khub_kernels/cuda_numeric.cuh"
+#include "khub_kernels/row_norm.cuh"
 
 namespace khub_kernels::geglu {
 
@@ -28,8 +28,19 @@ __global__ void __launch_bounds__(128) geglu_kernel(const T* __restrict__ x, Row
   for (int u = 0; u < U; ++u) {
     col[u] = ((static_cast<int64_t>(blockIdx.y) * U + u) * blockDim.x + threadIdx.x) * V;
     if (col[u] < n) {
-      cuda::load_vec<T, V>(xr + col[u], h[u]);
-      if constexpr (Gated) cuda::load_vec<T, V>(xr + n + col[u], g[u]);
+      if constexpr (V * sizeof(T) == 16) {
+        cuda::Pack16<T> ph, pg;
+        ph.u = cuda::ldg_stream(xr + col[u]);
+        if constexpr (Gated) pg.u = cuda::ldg_stream(xr + n + col[u]);
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+          h[u][i] = cuda::to_float(ph.t[i]);
+          if constexpr (Gated) g[u][i] = cuda::to_float(pg.t[i]);
+        }
+      } else {
+        cuda::load_vec<T, V>(xr + col[u], h[u]);
+        if constexpr (Gated) cuda::load_vec<T, V>(xr + n + col[u], g[u]);
+      }
     }
   }
 #pragma unroll

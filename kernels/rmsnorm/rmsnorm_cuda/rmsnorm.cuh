@@ -50,7 +50,7 @@ struct RmsNormOp {
       cuda::Pack16<T> rp[CH];
 #pragma unroll
       for (int c = 0; c < CH; ++c)
-        if ((c * G + lane) * V < n) rp[c].u = __ldg(reinterpret_cast<const uint4*>(res + (c * G + lane) * V));
+        if ((c * G + lane) * V < n) rp[c].u = cuda::ldg_stream(res + (c * G + lane) * V);
 #pragma unroll
       for (int c = 0; c < CH; ++c) {
         const int idx = (c * G + lane) * V;

@@ -66,6 +66,16 @@ __device__ __forceinline__ void load_f32(const float* __restrict__ p, float (&ou
   }
 }
 
+// 16-byte load of streamed data (read once): read-only path, no L1 allocation, so L1 keeps the
+// vectors that are reused across rows (weights, modulation, RoPE tables).
+__device__ __forceinline__ uint4 ldg_stream(const void* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
 __device__ __forceinline__ bool is_aligned16(const void* p) {
   return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
 }

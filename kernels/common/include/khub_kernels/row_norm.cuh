@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(row_threads<G>(), 768 / row_threads<G>())
 #pragma unroll
     for (int c = 0; c < CH; ++c) {
       const int idx = (c * G + lane) * V;
-      if (idx < n) pk[c].u = __ldg(reinterpret_cast<const uint4*>(rc.x + idx));
+      if (idx < n) pk[c].u = ldg_stream(rc.x + idx);
     }
     rc.template combine<CH, G>(pk, lane, n);
 #pragma unroll
