@@ -195,7 +195,9 @@ function(khub_kernel name)
 endfunction()
 
 # Digest hook: once every directory is processed, if the `khub` executable target exists and
-# KHUB_KERNELS_DIGEST is ON, each variant target runs `khub hash <variant dir>` after installing.
+# KHUB_KERNELS_DIGEST is ON, the target khub_kernels_digest (part of khub_kernels and of "all") runs
+# `khub hash <variant dir>` on every variant dir after the variants are installed (each build:
+# installing rewrites metadata.json without a digest).
 function(khub_kernels_defer_digest_hook)
   cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL _khub_kernels_wire_digest)
 endfunction()
@@ -209,10 +211,12 @@ function(_khub_kernels_wire_digest)
     return()
   endif()
   get_property(targets GLOBAL PROPERTY KHUB_KERNEL_VARIANT_TARGETS)
-  foreach(t ${targets})
-    get_property(dir TARGET ${t} PROPERTY KHUB_VARIANT_DIR)
-    add_dependencies(${t} khub)
-    add_custom_command(TARGET ${t} POST_BUILD COMMAND $<TARGET_FILE:khub> hash ${dir}
-      COMMENT "kernels: khub hash ${dir}" VERBATIM)
+  get_property(dirs GLOBAL PROPERTY KHUB_KERNEL_VARIANT_DIRS)
+  set(commands "")
+  foreach(dir ${dirs})
+    list(APPEND commands COMMAND $<TARGET_FILE:khub> hash ${dir})
   endforeach()
+  add_custom_target(khub_kernels_digest ALL ${commands} COMMENT "kernels: khub hash on every variant dir" VERBATIM)
+  add_dependencies(khub_kernels_digest khub ${targets})
+  add_dependencies(khub_kernels khub_kernels_digest)
 endfunction()
