@@ -147,7 +147,7 @@ function(khub_kernel name)
     add_library(khub_kernel_${name}_cuda_impl OBJECT ${ARG_CUDA_SOURCES})
     target_include_directories(khub_kernel_${name}_cuda_impl PRIVATE ${includes})
     target_compile_options(khub_kernel_${name}_cuda_impl PRIVATE
-      $<$<COMPILE_LANGUAGE:CUDA>:-O3 -lineinfo --expt-relaxed-constexpr -Xcompiler=-fno-gnu-unique>)
+      $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo --expt-relaxed-constexpr -Xcompiler=-fno-gnu-unique>)
     set_target_properties(khub_kernel_${name}_cuda_impl PROPERTIES
       CUDA_VISIBILITY_PRESET hidden POSITION_INDEPENDENT_CODE ON CUDA_STANDARD 17
       CUDA_ARCHITECTURES "${KHUB_KERNELS_CUDA_ARCHS}")
