@@ -1,0 +1,249 @@
+"""PyTorch baselines for the kernels benchmark, same method as kernels_bench (ops.md §7):
+eager model formulas, F.rms_norm and torch.compile(dynamic=False), cold (rotated buffers, sleep gap,
+CUDA events) and warm (CUDA graph of 20 calls). Also checks khub's cuda variants against eager
+before timing (loaded with torch.ops.load_library). Writes JSON.
+
+usage: baselines.py --out baselines.json --variants kernels/  [--no-compile]
+"""
+import argparse
+import glob
+import json
+import math
+import os
+import subprocess
+
+import torch
+import torch.nn.functional as F
+
+L2 = torch.cuda.get_device_properties(0).L2_cache_size
+BF16 = torch.bfloat16
+
+
+def stats(v):
+    v = sorted(v)
+    at = lambda q: v[int(q * (len(v) - 1) + 0.5)]
+    return at(0.5), at(0.1), at(0.9)
+
+
+def time_events(reps, gap, body):
+    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
+    for i, (a, b) in enumerate(ev):
+        if gap:
+            torch.cuda._sleep(60000)
+        a.record()
+        body(i)
+        b.record()
+    torch.cuda.synchronize()
+    return [a.elapsed_time(b) * 1e3 for a, b in ev]
+
+
+def bench(make, nbytes):
+    sets = int(min(512, max(2, math.ceil(4 * L2 / nbytes))))
+    calls = [make() for _ in range(sets)]
+    for c in calls:
+        c()
+    cold = stats(time_events(100, True, lambda i: calls[i % sets]()))
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            calls[0]()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        keep = [calls[0]() for _ in range(20)]
+    for _ in range(3):
+        g.replay()
+    warm = stats([t / 20 for t in time_events(15, False, lambda i: g.replay())])
+    del keep
+    return {"cold_us": cold[0], "cold_p10_us": cold[1], "cold_p90_us": cold[2], "graph_us": warm[0],
+            "buffer_sets": sets}
+
+
+# --- model formulas ---------------------------------------------------------------------------
+def hf_rms(x, w, eps=1e-6):  # transformers Qwen3RMSNorm / diffusers RMSNorm with weight
+    xf = x.float()
+    return w * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
+
+
+def rms_noaffine(x, eps=1e-6):  # diffusers RMSNorm(elementwise_affine=False)
+    return (x * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
+
+
+def diffusers_rope(x, cos, sin):
+    xr, xi = x.unflatten(2, (-1, 2)).unbind(-1)
+    rot = torch.stack([-xi, xr], dim=-1).flatten(2)
+    return (x.float() * cos + rot.float() * sin).to(x.dtype)
+
+
+def rope_qk(q, k, cos, sin):
+    return diffusers_rope(q, cos, sin), diffusers_rope(k, cos, sin)
+
+
+def norm_rope_qk(q, k, wq, wk, cos, sin):
+    return diffusers_rope(F.rms_norm(q, (q.shape[-1],), wq, 1e-5), cos, sin), diffusers_rope(
+        F.rms_norm(k, (k.shape[-1],), wk, 1e-5), cos, sin)
+
+
+def adaln_eager(x, table, temb):
+    b, _, d = x.shape
+    ada = table[None, None] + temb.reshape(b, 1, 6, d)
+    shift, scale = ada[:, :, 0], ada[:, :, 1]
+    return rms_noaffine(x) * (1 + scale) + shift
+
+
+def geglu_eager(x):
+    h, g = x.chunk(2, dim=-1)
+    return h * F.gelu(g)
+
+
+def ltx_full_tables(b, fr, h, w, dim=2048, theta=10000.0):
+    gf, gh, gw = torch.meshgrid(torch.arange(fr, device="cuda", dtype=torch.float32),
+                                torch.arange(h, device="cuda", dtype=torch.float32),
+                                torch.arange(w, device="cuda", dtype=torch.float32), indexing="ij")
+    grid = torch.stack([gf * (8 / 25) / 20, gh * 32 / 2048, gw * 32 / 2048], dim=0).flatten(1).t()[None]
+    freqs = theta ** torch.linspace(math.log(1.0, theta), math.log(theta, theta), dim // 6, device="cuda",
+                                    dtype=torch.float32)
+    freqs = freqs * math.pi / 2.0
+    freqs = (freqs * (grid.unsqueeze(-1) * 2 - 1)).transpose(-1, -2).flatten(2)
+    cos, sin = freqs.cos().repeat_interleave(2, dim=-1), freqs.sin().repeat_interleave(2, dim=-1)
+    pad = dim % 6
+    cos = torch.cat([torch.ones_like(cos[:, :, :pad]), cos], dim=-1)
+    sin = torch.cat([torch.zeros_like(sin[:, :, :pad]), sin], dim=-1)
+    return cos.expand(b, -1, -1).contiguous(), sin.expand(b, -1, -1).contiguous()
+
+
+def cases():
+    """(op, shape, bytes, make_inputs, {baseline name: fn}, compile?)"""
+    out = []
+    rms_shapes = [(2, 2688, 2048), (2, 8064, 2048), (4, 4096, 3072), (1, 8192, 4096), (1, 2048, 4096),
+                  (1, 128, 4096), (64, 1, 4096), (1, 1, 4096), (2, 128, 2048), (1, 1024, 2048), (2, 1024, 2048),
+                  (4, 1024, 2048), (1, 4096, 2048), (2, 4096, 3072), (1, 8192, 2048), (2, 2310, 2048),
+                  (2, 7392, 2048), (1, 512, 4096), (1, 1024, 4096), (1, 4096, 4096), (4, 512, 4096), (8, 256, 4096),
+                  (1, 2048, 32, 128), (1, 2048, 8, 128), (1, 8192, 32, 128)]
+    compiled = {(2, 2688, 2048), (2, 8064, 2048), (4, 4096, 3072), (1, 8192, 4096), (1, 2048, 4096), (1, 128, 4096),
+                (64, 1, 4096), (1, 8192, 32, 128)}
+    for s in rms_shapes:
+        n = math.prod(s)
+        mk = lambda s=s: (torch.randn(s, device="cuda", dtype=BF16),
+                          torch.randn(s[-1], device="cuda", dtype=BF16) * 0.1 + 1)
+        out.append(("rms_norm", list(s), 4 * n + 2 * s[-1], mk,
+                    {"eager_hf": hf_rms, "F.rms_norm": lambda x, w: F.rms_norm(x, (x.shape[-1],), w, 1e-6)},
+                    s in compiled))
+    s = (2, 2688, 2048)
+    out.append(("fused_add_rms_norm", list(s), 8 * math.prod(s) + 4096,
+                lambda: (torch.randn(s, device="cuda", dtype=BF16), torch.randn(s, device="cuda", dtype=BF16),
+                         torch.ones(2048, device="cuda", dtype=BF16)),
+                {"eager_hf": lambda x, r, w: (hf_rms(x + r, w), x + r)}, True))
+    for (fr, norm) in [(7, False), (7, True), (21, False)]:
+        b, S, d = 2, fr * 16 * 24, 2048
+
+        def mk(fr=fr, S=S, norm=norm):
+            cos, sin = ltx_full_tables(b, fr, 16, 24)
+            q = torch.randn(b, S, d, device="cuda", dtype=BF16)
+            k = torch.randn(b, S, d, device="cuda", dtype=BF16)
+            w = torch.randn(d, device="cuda", dtype=BF16) * 0.1 + 1
+            return (q, k, w, w, cos, sin) if norm else (q, k, cos, sin)
+        op = "rms_norm_rope_table_qk" if norm else "apply_rotary_emb_table_qk"
+        out.append((op, [b, S, d, "x2"], 8 * b * S * d, mk,
+                    {"eager_diffusers": norm_rope_qk if norm else rope_qk}, True))
+        del mk
+    for (b, S, d) in [(2, 2688, 2048), (2, 8064, 2048)]:
+        mk = lambda b=b, S=S, d=d: (torch.randn(b, S, d, device="cuda", dtype=BF16),
+                                    torch.randn(b, S, d, device="cuda", dtype=BF16),
+                                    *(lambda a: (a.cos(), a.sin()))(torch.randn(b, S, d, device="cuda")))
+        out.append(("apply_rotary_emb_qk", [b, S, d, "x2"], 8 * b * S * d + 8 * b * S * d, mk,
+                    {"eager_diffusers": rope_qk}, False))
+    for (b, S, d) in [(2, 2688, 2048), (2, 8064, 2048)]:
+        mk = lambda b=b, S=S, d=d: (torch.randn(b, S, d, device="cuda", dtype=BF16),
+                                    torch.randn(6, d, device="cuda", dtype=BF16) * 0.1,
+                                    torch.randn(b, 1, 6 * d, device="cuda", dtype=BF16) * 0.1)
+        out.append(("adaln_rms_table", [b, S, d], 4 * b * S * d, mk, {"eager_diffusers": adaln_eager}, True))
+    for (b, S, h) in [(2, 1024, 2048), (2, 4096, 1280), (2, 1024, 5120), (2, 2688, 8192)]:
+        mk = lambda b=b, S=S, h=h: (torch.randn(b, S, 2 * h, device="cuda", dtype=BF16),)
+        out.append(("geglu", [b, S, 2 * h], 2 * (3 * b * S * h), mk, {"eager_diffusers": geglu_eager},
+                    (b, S, h) in {(2, 1024, 2048), (2, 2688, 8192)}))
+    mk = lambda: (torch.randn(2, 2688, 8192, device="cuda", dtype=BF16),)
+    out.append(("gelu_tanh", [2, 2688, 8192], 4 * 2 * 2688 * 8192, mk,
+                {"eager": lambda x: F.gelu(x, approximate="tanh")}, True))
+    return out
+
+
+def check_khub(variants_root):
+    """Loads khub's cuda variants and compares each op with the eager formula (bf16)."""
+    ids = {}
+    for meta in glob.glob(os.path.join(variants_root, "*", "build", "*cu1*", "metadata.json")):
+        m = json.load(open(meta))
+        torch.ops.load_library(os.path.join(os.path.dirname(meta), m["id"] + ".abi3.so"))
+        ids[m["name"]] = getattr(torch.ops, m["id"])
+    res = {}
+    x = torch.randn(2, 2688, 2048, device="cuda", dtype=BF16)
+    w = torch.randn(2048, device="cuda", dtype=BF16) * 0.1 + 1
+    ref = F.rms_norm(x, (2048,), w, 1e-6)
+    res["rms_norm_vs_F.rms_norm_max_abs"] = (ids["rmsnorm"].rms_norm(x, w, 1e-6).float() - ref.float()).abs().max().item()
+    q = torch.randn(2, 2688, 2048, device="cuda", dtype=BF16)
+    cos, sin = ltx_full_tables(2, 7, 16, 24)
+    yq, _ = ids["rope3d"].apply_rotary_emb_qk(q, q, cos, sin)
+    res["rope_api_vs_diffusers_max_abs"] = (yq.float() - diffusers_rope(q, cos, sin).float()).abs().max().item()
+    xg = torch.randn(2, 1024, 4096, device="cuda", dtype=BF16)
+    res["geglu_vs_eager_max_abs"] = (ids["geglu"].geglu(xg, False).float() - geglu_eager(xg).float()).abs().max().item()
+    table = torch.randn(6, 2048, device="cuda", dtype=BF16) * 0.1
+    temb = torch.randn(2, 1, 6 * 2048, device="cuda", dtype=BF16) * 0.1
+    ya = ids["adaln"].adaln_rms_table(x, table, temb, 0, 1e-6)
+    res["adaln_vs_eager_max_abs"] = (ya.float() - adaln_eager(x, table, temb).float()).abs().max().item()
+    return res
+
+
+def env():
+    info = {"torch": torch.__version__, "cuda": torch.version.cuda, "gpu": torch.cuda.get_device_name(0),
+            "l2_bytes": L2}
+    try:
+        info["nvidia_smi"] = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version,clocks.sm,clocks.mem,clocks.max.sm,ecc.mode.current,"
+             "power.limit,temperature.gpu", "--format=csv"], capture_output=True, text=True, timeout=20).stdout
+    except Exception as e:  # noqa: BLE001
+        info["nvidia_smi"] = str(e)
+    return info
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default="baselines.json")
+    ap.add_argument("--variants", default="kernels")
+    ap.add_argument("--no-compile", action="store_true")
+    a = ap.parse_args()
+    doc = {"harness": "baselines.py (PyTorch, CUDA events)", **env()}
+    src = torch.empty(1 << 29, device="cuda", dtype=torch.float16)
+    dst = torch.empty_like(src)
+    c = stats(time_events(20, False, lambda i: dst.copy_(src)))
+    doc["copy_1gib_us"] = c[0]
+    doc["copy_tbps"] = 2 * (1 << 30) / c[0] / 1e6
+    print(f"{doc['gpu']} torch {doc['torch']}; copy 1 GiB {c[0]:.1f} us = {doc['copy_tbps']:.2f} TB/s", flush=True)
+    doc["khub_correctness"] = check_khub(a.variants)
+    print("khub vs eager:", doc["khub_correctness"], flush=True)
+    results = []
+    for op, shape, nbytes, mk, fns, comp in cases():
+        todo = dict(fns)
+        if comp and not a.no_compile:
+            todo["torch.compile"] = torch.compile(next(iter(fns.values())), dynamic=False)
+        for name, fn in todo.items():
+            def make(fn=fn, mk=mk):
+                args = mk()
+                return lambda: fn(*args)
+            try:
+                r = bench(make, nbytes)
+            except Exception as e:  # noqa: BLE001
+                print(f"{op} {shape} {name}: failed: {e}", flush=True)
+                continue
+            r.update({"op": op, "shape": shape, "baseline": name, "bytes": nbytes,
+                      "cold_tbps": nbytes / r["cold_us"] / 1e6})
+            print(f"{op:28s} {str(shape):26s} {name:16s} cold {r['cold_us']:9.2f} graph {r['graph_us']:9.2f}",
+                  flush=True)
+            results.append(r)
+        torch.cuda.empty_cache()
+    doc["results"] = results
+    json.dump(doc, open(a.out, "w"), indent=2)
+
+
+if __name__ == "__main__":
+    main()

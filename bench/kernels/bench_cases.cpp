@@ -1,0 +1,168 @@
+// The benchmark suite (ops.md §8, §10): bf16 shapes of LTX-Video, Qwen3 and SD.
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <dlfcn.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <tuple>
+
+#include "bench_support.h"
+
+namespace khub_bench {
+namespace {
+
+using OptT = std::optional<at::Tensor>;
+using Pair = std::tuple<at::Tensor, at::Tensor>;
+
+const std::map<std::string, std::string> kDirs = {{"rmsnorm", KHUB_VARIANT_RMSNORM},
+                                                  {"rope3d", KHUB_VARIANT_ROPE3D},
+                                                  {"geglu", KHUB_VARIANT_GEGLU},
+                                                  {"adaln", KHUB_VARIANT_ADALN}};
+
+template <typename Sig>
+c10::TypedOperatorHandle<Sig> op(const std::string& kernel, const char* name) {
+  return c10::Dispatcher::singleton()
+      .findSchemaOrThrow((variant_id(kernel) + "::" + name).c_str(), "")
+      .typed<Sig>();
+}
+
+at::TensorOptions bf16() { return at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA); }
+at::TensorOptions f32() { return at::TensorOptions().dtype(at::kFloat).device(at::kCUDA); }
+
+std::string str(std::vector<int64_t> s) {
+  std::string o = "[";
+  for (size_t i = 0; i < s.size(); ++i) o += (i ? "," : "") + std::to_string(s[i]);
+  return o + "]";
+}
+
+int64_t numel(const std::vector<int64_t>& s) {
+  int64_t n = 1;
+  for (auto d : s) n *= d;
+  return n;
+}
+
+Case rms(std::vector<int64_t> shape) {
+  const double bytes = 2.0 * 2 * numel(shape) + 2.0 * shape.back();
+  return {"rms_norm", str(shape), bytes, [shape] {
+            auto x = at::randn(shape, bf16());
+            auto w = at::randn({shape.back()}, bf16()) * 0.1 + 1;
+            auto f = op<at::Tensor(const at::Tensor&, const OptT&, double)>("rmsnorm", "rms_norm");
+            return std::function<at::Tensor()>([=] { return f.call(x, w, 1e-6); });
+          }};
+}
+
+Case fused_add(std::vector<int64_t> shape) {
+  const double bytes = 4.0 * 2 * numel(shape) + 2.0 * shape.back();
+  return {"fused_add_rms_norm", str(shape), bytes, [shape] {
+            auto x = at::randn(shape, bf16()), r = at::randn(shape, bf16());
+            auto w = at::randn({shape.back()}, bf16()) * 0.1 + 1;
+            auto f = op<Pair(const at::Tensor&, const at::Tensor&, const OptT&, double)>("rmsnorm",
+                                                                                        "fused_add_rms_norm");
+            return std::function<at::Tensor()>([=] { return std::get<0>(f.call(x, r, w, 1e-6)); });
+          }};
+}
+
+// LTX tables for a latent grid with S = fr * h * w tokens.
+struct Tables {
+  at::Tensor cos, sin, index;
+};
+Tables ltx_tables(int64_t fr, int64_t h, int64_t w, int64_t dim) {
+  auto pos = at::cat({at::arange(fr, f32()) * (8.0 / 25.0) / 20.0, at::arange(h, f32()) / 64.0,
+                      at::arange(w, f32()) / 64.0});
+  auto [c, s] = op<Pair(const at::Tensor&, int64_t, double)>("rope3d", "ltx_rope_tables").call(pos, dim, 10000.0);
+  const auto g = at::meshgrid({at::arange(fr), at::arange(h) + fr, at::arange(w) + fr + h}, "ij");
+  auto index = at::stack({g[0], g[1], g[2]}, -1).reshape({1, fr * h * w, 3}).to(at::kInt).to(at::kCUDA);
+  return {c, s, index};
+}
+
+Case rope_table(int64_t b, int64_t fr, int64_t h, int64_t w, bool norm) {
+  const int64_t s = fr * h * w, d = 2048;
+  const double bytes = 2.0 * 2 * 2 * b * s * d;  // q, k read and written
+  return {norm ? "rms_norm_rope_table_qk" : "apply_rotary_emb_table_qk", str({b, s, d}) + "x2", bytes,
+          [=] {
+            auto q = at::randn({b, s, d}, bf16()), k = at::randn({b, s, d}, bf16());
+            auto wq = at::randn({d}, bf16()) * 0.1 + 1, wk = at::randn({d}, bf16()) * 0.1 + 1;
+            const Tables t = ltx_tables(fr, h, w, d);
+            if (norm) {
+              auto f = op<Pair(const at::Tensor&, const at::Tensor&, const OptT&, const OptT&, double,
+                               const at::Tensor&, const at::Tensor&, const at::Tensor&)>("rope3d",
+                                                                                        "rms_norm_rope_table_qk");
+              return std::function<at::Tensor()>(
+                  [=] { return std::get<0>(f.call(q, k, wq, wk, 1e-5, t.cos, t.sin, t.index)); });
+            }
+            auto f = op<Pair(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                             const at::Tensor&)>("rope3d", "apply_rotary_emb_table_qk");
+            return std::function<at::Tensor()>([=] { return std::get<0>(f.call(q, k, t.cos, t.sin, t.index)); });
+          }};
+}
+
+Case rope_api(int64_t b, int64_t s) {
+  const int64_t d = 2048;
+  const double bytes = 2.0 * 2 * 2 * b * s * d + 2.0 * 4 * b * s * d;  // + fp32 cos, sin read once
+  return {"apply_rotary_emb_qk", str({b, s, d}) + "x2", bytes, [=] {
+            auto q = at::randn({b, s, d}, bf16()), k = at::randn({b, s, d}, bf16());
+            auto ang = at::randn({b, s, d}, f32());
+            auto c = at::cos(ang), sn = at::sin(ang);
+            auto f = op<Pair(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&)>(
+                "rope3d", "apply_rotary_emb_qk");
+            return std::function<at::Tensor()>([=] { return std::get<0>(f.call(q, k, c, sn)); });
+          }};
+}
+
+Case adaln(int64_t b, int64_t s, int64_t d) {
+  const double bytes = 2.0 * 2 * b * s * d;  // table / temb ignored (ops.md §8)
+  return {"adaln_rms_table", str({b, s, d}), bytes, [=] {
+            auto x = at::randn({b, s, d}, bf16());
+            auto table = at::randn({6, d}, bf16()) * 0.1, temb = at::randn({b, 1, 6 * d}, bf16()) * 0.1;
+            auto f = op<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, int64_t, double)>(
+                "adaln", "adaln_rms_table");
+            return std::function<at::Tensor()>([=] { return f.call(x, table, temb, 0, 1e-6); });
+          }};
+}
+
+Case geglu(int64_t b, int64_t s, int64_t h) {
+  const double bytes = 2.0 * (b * s * 2 * h + b * s * h);
+  return {"geglu", str({b, s, 2 * h}), bytes, [=] {
+            auto x = at::randn({b, s, 2 * h}, bf16());
+            auto f = op<at::Tensor(const at::Tensor&, bool)>("geglu", "geglu");
+            return std::function<at::Tensor()>([=] { return f.call(x, false); });
+          }};
+}
+
+Case gelu_tanh(int64_t b, int64_t s, int64_t n) {
+  return {"gelu_tanh", str({b, s, n}), 2.0 * 2 * b * s * n, [=] {
+            auto x = at::randn({b, s, n}, bf16());
+            auto f = op<at::Tensor(const at::Tensor&)>("geglu", "gelu_tanh");
+            return std::function<at::Tensor()>([=] { return f.call(x); });
+          }};
+}
+
+}  // namespace
+
+const std::string& variant_id(const std::string& kernel) {
+  static std::map<std::string, std::string> ids;
+  auto it = ids.find(kernel);
+  if (it != ids.end()) return it->second;
+  const std::string dir = kDirs.at(kernel);
+  std::ifstream in(dir + "/metadata.json");
+  const std::string id = nlohmann::json::parse(in).at("id");
+  if (!dlopen((dir + "/" + id + ".abi3.so").c_str(), RTLD_NOW | RTLD_LOCAL))
+    throw std::runtime_error(std::string("dlopen: ") + dlerror());
+  return ids.emplace(kernel, id).first->second;
+}
+
+std::vector<Case> all_cases() {
+  return {rms({2, 2688, 2048}), rms({2, 8064, 2048}), rms({4, 4096, 3072}), rms({1, 8192, 4096}),
+          rms({1, 2048, 4096}), rms({1, 128, 4096}), rms({64, 1, 4096}), rms({1, 1, 4096}), rms({2, 128, 2048}),
+          rms({1, 1024, 2048}), rms({2, 1024, 2048}), rms({4, 1024, 2048}), rms({1, 4096, 2048}),
+          rms({2, 4096, 3072}), rms({1, 8192, 2048}), rms({2, 2310, 2048}), rms({2, 7392, 2048}),
+          rms({1, 512, 4096}), rms({1, 1024, 4096}), rms({1, 4096, 4096}), rms({4, 512, 4096}), rms({8, 256, 4096}),
+          rms({1, 2048, 32, 128}), rms({1, 2048, 8, 128}), rms({1, 8192, 32, 128}), fused_add({2, 2688, 2048}),
+          rope_table(2, 7, 16, 24, false), rope_table(2, 7, 16, 24, true), rope_table(2, 21, 16, 24, false),
+          rope_api(2, 2688), rope_api(2, 8064), adaln(2, 2688, 2048), adaln(2, 8064, 2048), geglu(2, 1024, 2048),
+          geglu(2, 4096, 1280), geglu(2, 1024, 5120), geglu(2, 2688, 8192), gelu_tanh(2, 2688, 8192)};
+}
+
+}  // namespace khub_bench

@@ -1,0 +1,25 @@
+// Timing support for kernels_bench: a case is a set of input buffers and a call; the harness
+// measures cold (rotated buffer sets), warm (CUDA graph) and host-path times.
+#pragma once
+#include <ATen/ATen.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace khub_bench {
+
+struct Case {
+  std::string op;       // e.g. rms_norm
+  std::string shape;    // e.g. [2,2688,2048]
+  double bytes = 0;     // minimum traffic: inputs read once + outputs written once
+  // Makes one buffer set (inputs) and returns the call on it (returns an output to keep alive).
+  std::function<std::function<at::Tensor()>()> make;
+};
+
+// All benchmark cases; `load` resolves a kernel's variant dir to its op namespace id.
+std::vector<Case> all_cases();
+
+const std::string& variant_id(const std::string& kernel);
+
+}  // namespace khub_bench

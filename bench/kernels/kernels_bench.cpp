@@ -1,0 +1,167 @@
+// kernels_bench: times khub's cuda variants (loaded from their variant dirs, called through the
+// dispatcher) with CUDA events; writes JSON. Method (ops.md §7):
+//  * cold: median (p10, p90) of >= 100 calls, each on the next of k buffer sets whose footprint is
+//    >= 4x L2; a sleep kernel ahead of each call keeps host launch time out of the event window;
+//  * warm: CUDA graph of 20 calls on one set, per-call time, median of 30 replays;
+//  * host: wall time per call of 200 back-to-back calls (host-bound for small shapes);
+//  * copy: 1 GiB device-to-device cudaMemcpyAsync, read + write bytes.
+// Usage: kernels_bench --out results.json [--commit SHA] [--filter substring]
+#include <ATen/cuda/CUDAGraph.h>
+#include <ATen/cuda/Sleep.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime.h>
+#include <torch/version.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "bench_support.h"
+
+// The kernel modules' PyInit_<id> references this; never called (see kernel-layout §8).
+extern "C" __attribute__((visibility("default"))) void* PyModule_Create2(void*, int) { return nullptr; }
+
+namespace {
+
+using khub_bench::Case;
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+struct Stats {
+  double median, p10, p90;
+};
+
+Stats stats(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  auto at = [&](double q) { return v[static_cast<size_t>(q * (v.size() - 1) + 0.5)]; };
+  return {at(0.5), at(0.1), at(0.9)};
+}
+
+// Times `body(i)` for i in [0, reps) with events around each; `gap` adds a sleep kernel first.
+std::vector<double> time_events(int reps, bool gap, const std::function<void(int)>& body) {
+  const cudaStream_t s = c10::cuda::getCurrentCUDAStream().stream();
+  std::vector<cudaEvent_t> ev(2 * reps);
+  for (auto& e : ev) check(cudaEventCreate(&e), "cudaEventCreate");
+  for (int i = 0; i < reps; ++i) {
+    if (gap) at::cuda::sleep(60000);
+    check(cudaEventRecord(ev[2 * i], s), "record");
+    body(i);
+    check(cudaEventRecord(ev[2 * i + 1], s), "record");
+  }
+  check(cudaStreamSynchronize(s), "sync");
+  std::vector<double> us(reps);
+  for (int i = 0; i < reps; ++i) {
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]), "elapsed");
+    us[i] = ms * 1e3;
+  }
+  for (auto& e : ev) cudaEventDestroy(e);
+  return us;
+}
+
+nlohmann::json run_case(const Case& c, double l2_bytes) {
+  const int sets = static_cast<int>(std::clamp(std::ceil(4 * l2_bytes / c.bytes), 2.0, 512.0));
+  std::vector<std::function<at::Tensor()>> calls;
+  for (int i = 0; i < sets; ++i) calls.push_back(c.make());
+  for (auto& f : calls) f();
+  for (int i = 0; i < 5; ++i) calls[0]();
+  const auto cold = stats(time_events(200, true, [&](int i) { calls[i % sets](); }));
+
+  // Warm: CUDA graph of 20 calls on set 0.
+  std::vector<at::Tensor> keep;
+  const auto side = c10::cuda::getStreamFromPool();
+  Stats warm{};
+  {
+    const c10::cuda::CUDAStreamGuard guard(side);
+    for (int i = 0; i < 3; ++i) calls[0]();
+    check(cudaStreamSynchronize(side.stream()), "sync");
+    at::cuda::CUDAGraph g;
+    g.capture_begin();
+    for (int i = 0; i < 20; ++i) keep.push_back(calls[0]());
+    g.capture_end();
+    for (int i = 0; i < 3; ++i) g.replay();
+    auto per = time_events(30, false, [&](int) { g.replay(); });
+    for (auto& v : per) v /= 20;
+    warm = stats(per);
+  }
+  check(cudaDeviceSynchronize(), "sync");
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 200; ++i) calls[i % sets]();
+  check(cudaDeviceSynchronize(), "sync");
+  const double host = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / 200;
+
+  return {{"op", c.op},          {"shape", c.shape},     {"dtype", "bfloat16"},     {"bytes", c.bytes},
+          {"buffer_sets", sets}, {"cold_us", cold.median}, {"cold_p10_us", cold.p10}, {"cold_p90_us", cold.p90},
+          {"graph_us", warm.median}, {"graph_p10_us", warm.p10}, {"graph_p90_us", warm.p90},
+          {"host_loop_us", host},    {"cold_tbps", c.bytes / cold.median / 1e6},
+          {"graph_tbps", c.bytes / warm.median / 1e6}};
+}
+
+double copy_tbps(double* cold_us) {
+  const size_t n = size_t{1} << 30;
+  void *a = nullptr, *b = nullptr;
+  check(cudaMalloc(&a, n), "cudaMalloc");
+  check(cudaMalloc(&b, n), "cudaMalloc");
+  check(cudaMemset(a, 1, n), "memset");
+  const cudaStream_t s = c10::cuda::getCurrentCUDAStream().stream();
+  for (int i = 0; i < 3; ++i) check(cudaMemcpyAsync(b, a, n, cudaMemcpyDeviceToDevice, s), "copy");
+  const auto st = stats(time_events(20, false, [&](int) { check(cudaMemcpyAsync(b, a, n, cudaMemcpyDeviceToDevice, s), "copy"); }));
+  cudaFree(a);
+  cudaFree(b);
+  *cold_us = st.median;
+  return 2.0 * n / st.median / 1e6;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  std::string out = "kernels_bench.json", commit = "unknown", filter;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i];
+    if (k == "--out") out = argv[i + 1];
+    else if (k == "--commit") commit = argv[i + 1];
+    else if (k == "--filter") filter = argv[i + 1];
+  }
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  int rt = 0, drv = 0;
+  cudaRuntimeGetVersion(&rt);
+  cudaDriverGetVersion(&drv);
+  double copy_us = 0;
+  const double copy = copy_tbps(&copy_us);
+  std::printf("%s: %d SMs, L2 %.0f MB; copy 1 GiB d2d %.1f us = %.2f TB/s\n", prop.name, prop.multiProcessorCount,
+              prop.l2CacheSize / 1e6, copy_us, copy);
+  nlohmann::json results = nlohmann::json::array();
+  std::printf("%-28s %-22s %9s %9s %9s %7s %6s\n", "op", "shape", "cold_us", "graph_us", "host_us", "TB/s", "%copy");
+  for (const Case& c : khub_bench::all_cases()) {
+    if (!filter.empty() && (c.op + c.shape).find(filter) == std::string::npos) continue;
+    auto r = run_case(c, prop.l2CacheSize);
+    r["pct_copy"] = 100.0 * r["cold_tbps"].get<double>() / copy;
+    std::printf("%-28s %-22s %9.2f %9.2f %9.2f %7.2f %6.1f\n", c.op.c_str(), c.shape.c_str(), r["cold_us"].get<double>(),
+                r["graph_us"].get<double>(), r["host_loop_us"].get<double>(), r["cold_tbps"].get<double>(),
+                r["pct_copy"].get<double>());
+    std::fflush(stdout);
+    results.push_back(r);
+  }
+  const nlohmann::json doc = {{"harness", "kernels_bench (C++, CUDA events)"},
+                              {"gpu", prop.name},
+                              {"sm_count", prop.multiProcessorCount},
+                              {"l2_bytes", prop.l2CacheSize},
+                              {"cuda_runtime", rt},
+                              {"cuda_driver", drv},
+                              {"torch", TORCH_VERSION},
+                              {"commit", commit},
+                              {"copy_1gib_us", copy_us},
+                              {"copy_tbps", copy},
+                              {"results", results}};
+  std::ofstream(out) << doc.dump(2) << "\n";
+  return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "kernels_bench: %s\n", e.what());
+  return 1;
+}

@@ -1,0 +1,109 @@
+// AdaLN row op for the shared row engine (khub_kernels/row_norm.cuh). No torch.
+#pragma once
+#include "adaln.h"
+#include "khub_kernels/row_norm.cuh"
+
+namespace khub_kernels::adaln {
+
+template <typename T>
+struct ModRow {
+  const T* table;
+  const T* base;
+
+  template <int V>
+  __device__ __forceinline__ void load(int idx, float (&v)[V]) const {
+    cuda::load_vec<T, V>(base + idx, v);
+    if (table) {
+      float t[V];
+      cuda::load_vec<T, V>(table + idx, t);
+#pragma unroll
+      for (int i = 0; i < V; ++i) v[i] += t[i];
+    }
+  }
+};
+
+template <typename T>
+__device__ __forceinline__ ModRow<T> mod_row(const ModSource& m, int64_t b, int64_t s) {
+  return {static_cast<const T*>(m.table), static_cast<const T*>(m.base) + b * m.stride_b + s * m.stride_s};
+}
+
+template <typename TT>
+struct AdaLnOp {
+  using T = TT;
+  static constexpr bool kNorm = true;
+  static constexpr int kMinVec = 1;
+
+  const T* x;
+  RowLayout xl;
+  const T* delta;
+  RowLayout dl;
+  ModSource gate, scale, shift;
+  T* out;
+  T* h_out;
+  int64_t n;
+
+  struct Row {
+    const T* x;
+    const T* delta;
+    ModRow<T> gate, scale, shift;
+    T* out;
+    T* h_out;
+
+    template <int V, bool Side>
+    __device__ __forceinline__ void load(int idx, float (&v)[V]) const {
+      cuda::load_vec<T, V>(x + idx, v);
+      if (delta) {
+        float d[V], g[V];
+        cuda::load_vec<T, V>(delta + idx, d);
+        gate.load<V>(idx, g);
+#pragma unroll
+        for (int i = 0; i < V; ++i) v[i] = cuda::round_to<T>(v[i] + g[i] * d[i]);
+        if constexpr (Side) cuda::store_vec<T, V>(h_out + idx, v);
+      }
+    }
+
+    template <int CH, int G>
+    __device__ __forceinline__ void combine(cuda::Pack16<T> (&pk)[CH], int lane, int n) const {
+      constexpr int V = 16 / sizeof(T);
+      if (!delta) return;
+      cuda::Pack16<T> dp[CH];
+#pragma unroll
+      for (int c = 0; c < CH; ++c)
+        if ((c * G + lane) * V < n) dp[c].u = cuda::ldg_stream(delta + (c * G + lane) * V);
+#pragma unroll
+      for (int c = 0; c < CH; ++c) {
+        const int idx = (c * G + lane) * V;
+        if (idx >= n) continue;
+        float g[V];
+        gate.load<V>(idx, g);
+#pragma unroll
+        for (int i = 0; i < V; ++i)
+          pk[c].t[i] = cuda::from_float<T>(cuda::to_float(pk[c].t[i]) + g[i] * cuda::to_float(dp[c].t[i]));
+        *reinterpret_cast<uint4*>(h_out + idx) = pk[c].u;
+      }
+    }
+
+    template <int V>
+    __device__ __forceinline__ void store(int idx, const float (&v)[V], float r) const {
+      float sc[V], sh[V], y[V];
+      scale.load<V>(idx, sc);
+      shift.load<V>(idx, sh);
+#pragma unroll
+      for (int i = 0; i < V; ++i) y[i] = v[i] * r * (1.f + sc[i]) + sh[i];
+      cuda::store_vec<T, V>(out + idx, y);
+    }
+  };
+
+  __device__ __forceinline__ Row row(int64_t r) const {
+    const int64_t b = r / xl.inner, s = r - b * xl.inner;
+    return Row{x + b * xl.stride_outer + s * xl.stride_inner,
+               delta ? delta + cuda::row_offset(dl, r) : nullptr,
+               delta ? mod_row<T>(gate, b, s) : ModRow<T>{nullptr, nullptr},
+               mod_row<T>(scale, b, s),
+               mod_row<T>(shift, b, s),
+               out + r * n,
+               h_out ? h_out + r * n : nullptr};
+  }
+};
+
+}  // namespace khub_kernels::adaln

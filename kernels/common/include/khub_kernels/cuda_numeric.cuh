@@ -1,0 +1,120 @@
+// Device-side helpers shared by the kernels: storage <-> fp32 conversion (round to nearest even),
+// 16-byte vector loads and stores, and the group reductions the row kernels use. No torch.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "khub_kernels/types.h"
+
+namespace khub_kernels::cuda {
+
+__device__ __forceinline__ float to_float(float v) { return v; }
+__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename T> __device__ __forceinline__ T from_float(float v);
+template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <> __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+template <typename T> __device__ __forceinline__ float round_to(float v) { return to_float(from_float<T>(v)); }
+
+// Loads V elements starting at p[0] as fp32. V * sizeof(T) == 16 uses one 16-byte access (the
+// caller guarantees alignment); any other V uses element accesses.
+template <typename T, int V>
+__device__ __forceinline__ void load_vec(const T* __restrict__ p, float (&out)[V]) {
+  if constexpr (V * sizeof(T) == 16) {
+    union { uint4 u; T t[V]; } pk;
+    pk.u = __ldg(reinterpret_cast<const uint4*>(p));
+#pragma unroll
+    for (int i = 0; i < V; ++i) out[i] = to_float(pk.t[i]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < V; ++i) out[i] = to_float(p[i]);
+  }
+}
+
+template <typename T, int V>
+__device__ __forceinline__ void store_vec(T* __restrict__ p, const float (&v)[V]) {
+  if constexpr (V * sizeof(T) == 16) {
+    union { uint4 u; T t[V]; } pk;
+#pragma unroll
+    for (int i = 0; i < V; ++i) pk.t[i] = from_float<T>(v[i]);
+    *reinterpret_cast<uint4*>(p) = pk.u;
+  } else {
+#pragma unroll
+    for (int i = 0; i < V; ++i) p[i] = from_float<T>(v[i]);
+  }
+}
+
+// Loads V fp32 values (any alignment when V * 4 != 16 * k).
+template <int V>
+__device__ __forceinline__ void load_f32(const float* __restrict__ p, float (&out)[V]) {
+  if constexpr (V % 4 == 0) {
+#pragma unroll
+    for (int i = 0; i < V; i += 4) {
+      float4 f = __ldg(reinterpret_cast<const float4*>(p + i));
+      out[i] = f.x; out[i + 1] = f.y; out[i + 2] = f.z; out[i + 3] = f.w;
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < V; ++i) out[i] = __ldg(p + i);
+  }
+}
+
+// 16-byte load of streamed data (read once): read-only path, no L1 allocation, so L1 keeps the
+// vectors that are reused across rows (weights, modulation, RoPE tables).
+__device__ __forceinline__ uint4 ldg_stream(const void* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+__device__ __forceinline__ bool is_aligned16(const void* p) {
+  return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
+}
+
+__device__ __forceinline__ int64_t row_offset(const RowLayout& l, int64_t row) {
+  const int64_t o = row / l.inner;
+  return o * l.stride_outer + (row - o * l.inner) * l.stride_inner;
+}
+
+// Sum over a group of G consecutive threads. G <= 32: shuffles inside the warp. G > 32: the block is
+// exactly one group; warps combine through `scratch` (at least G / 32 floats). Every thread of the
+// block must call it.
+template <int G>
+__device__ __forceinline__ float group_sum(float v, float* scratch) {
+#pragma unroll
+  for (int off = (G < 32 ? G : 32) / 2; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+  if constexpr (G > 32) {
+    const int warp = threadIdx.x / 32;
+    if ((threadIdx.x & 31) == 0) scratch[warp] = v;
+    __syncthreads();
+    v = 0.f;
+#pragma unroll
+    for (int w = 0; w < G / 32; ++w) v += scratch[w];
+    __syncthreads();
+  }
+  return v;
+}
+
+// Block-wide sum for blocks of `threads` (multiple of 32, <= 1024) threads.
+__device__ __forceinline__ float block_sum(float v, float* scratch) {
+#pragma unroll
+  for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+  const int warp = threadIdx.x / 32, nwarps = blockDim.x / 32;
+  if ((threadIdx.x & 31) == 0) scratch[warp] = v;
+  __syncthreads();
+  v = 0.f;
+  for (int w = 0; w < nwarps; ++w) v += scratch[w];
+  __syncthreads();
+  return v;
+}
+
+}  // namespace khub_kernels::cuda

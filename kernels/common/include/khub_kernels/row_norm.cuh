@@ -1,0 +1,177 @@
+// The row engine behind RMSNorm, AdaLN and the fused q/k-norm + RoPE: each row of n elements is
+// loaded once into registers, reduced in fp32 (sum of squares), then transformed and stored.
+//
+// An Op supplies the per-row work:
+//   using T;                                       storage type
+//   static constexpr bool kNorm;                   false: no reduction, r = 1
+//   static constexpr int kMinVec;                  1, or 2 when the store needs element pairs
+//   struct Row { const T* x;                                                     // row start
+//                template <int V, bool Side> void load(int idx, float (&v)[V]);   // pre-norm values
+//                template <int CH, int G> void combine(Pack16<T> (&pk)[CH], int lane, int n);
+//                template <int V> void store(int idx, const float (&v)[V], float r); };
+//   Row row(int64_t r) const;
+// load() returns values exactly representable in T; with Side it also writes side outputs (new
+// residuals); the element path uses it. The 16-byte path loads x itself and calls combine() to
+// fold in the other inputs chunk-wise (same rounding as load()). idx is a multiple of V.
+#pragma once
+#include <algorithm>
+
+#include "khub_kernels/cuda_numeric.cuh"
+
+namespace khub_kernels::cuda {
+
+
+
+constexpr int kRowBlock = 128;
+
+// 16 bytes of T, as loaded and stored by the fast path.
+template <typename T>
+union Pack16 {
+  uint4 u;
+  T t[16 / sizeof(T)];
+};  // threads per block when a group is one warp or less
+
+// Fast path: G threads own a row; each holds CH chunks of V contiguous elements (16 bytes), kept
+// packed in storage precision between the two phases (the loaded values are exact in T), so a
+// thread needs 4 registers per chunk and enough rows stay in flight per SM.
+template <int G>
+constexpr int row_threads() {
+  return G > 32 ? G : kRowBlock;
+}
+
+template <typename Op, int G, int CH>
+__global__ void __launch_bounds__(row_threads<G>(), 768 / row_threads<G>())
+    row_norm_fast_kernel(const Op op, int64_t rows, int n, float eps) {
+  using T = typename Op::T;
+  constexpr int V = 16 / sizeof(T);
+  constexpr int RPB = row_threads<G>() / G;
+  __shared__ float scratch[G > 32 ? G / 32 : 1];
+  const int lane = threadIdx.x % G;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * RPB + threadIdx.x / G;
+  const bool active = row < rows;
+  Pack16<T> pk[CH];
+  float ss = 0.f;
+  typename Op::Row rc{};
+  if (active) {
+    rc = op.row(row);
+    // All of the row's x loads are issued before any use; then the op combines other inputs
+    // (residual, gated delta), again loading every chunk first.
+#pragma unroll
+    for (int c = 0; c < CH; ++c) {
+      const int idx = (c * G + lane) * V;
+      if (idx < n) pk[c].u = ldg_stream(rc.x + idx);
+    }
+    rc.template combine<CH, G>(pk, lane, n);
+#pragma unroll
+    for (int c = 0; c < CH; ++c) {
+      if ((c * G + lane) * V < n) {
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+          const float f = to_float(pk[c].t[i]);
+          ss += f * f;
+        }
+      }
+    }
+  }
+  float r = 1.f;
+  if constexpr (Op::kNorm) {
+    ss = group_sum<G>(ss, scratch);
+    r = rsqrtf(ss / static_cast<float>(n) + eps);
+  }
+  if (active) {
+#pragma unroll
+    for (int c = 0; c < CH; ++c) {
+      const int idx = (c * G + lane) * V;
+      if (idx < n) {
+        float v[V];
+#pragma unroll
+        for (int i = 0; i < V; ++i) v[i] = to_float(pk[c].t[i]);
+        rc.template store<V>(idx, v, r);
+      }
+    }
+  }
+}
+
+// Any n, any alignment: one block per row (grid-strided), element accesses, two passes over the
+// row (the second recomputes the loaded values, so side outputs are written once, in pass one).
+template <typename Op, int V>
+__global__ void __launch_bounds__(256) row_norm_generic_kernel(const Op op, int64_t rows, int n, float eps) {
+  __shared__ float scratch[32];
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    auto rc = op.row(row);
+    float r = 1.f;
+    if constexpr (Op::kNorm) {
+      float ss = 0.f;
+      for (int idx = threadIdx.x * V; idx < n; idx += blockDim.x * V) {
+        float v[V];
+        rc.template load<V, true>(idx, v);
+#pragma unroll
+        for (int i = 0; i < V; ++i) ss += v[i] * v[i];
+      }
+      ss = block_sum(ss, scratch);
+      r = rsqrtf(ss / static_cast<float>(n) + eps);
+    }
+    for (int idx = threadIdx.x * V; idx < n; idx += blockDim.x * V) {
+      float v[V];
+      rc.template load<V, !Op::kNorm>(idx, v);
+      rc.template store<V>(idx, v, r);
+    }
+  }
+}
+
+// Group size and chunks for a row of n elements with V-element vectors: at most 4 chunks a thread
+// (8 only past 256 * 4 vectors), so the packed row stays within the 80-register budget of
+// __launch_bounds__ (>= 24 warps per SM); short rows use 16 threads and fewer chunks.
+struct RowConfig {
+  int group = 0;   // 0: use the generic kernel
+  int chunks = 0;
+};
+
+inline RowConfig choose_row_config(int64_t n, int vec) {
+  if (n <= 16LL * vec * 4) {
+    int ch = 1;
+    while (16LL * vec * ch < n) ch *= 2;
+    return {16, ch};
+  }
+  for (int g = 32; g <= 256; g *= 2)
+    if (static_cast<int64_t>(g) * vec * 4 >= n) return {g, 4};
+  if (256LL * vec * 8 >= n) return {256, 8};
+  return {0, 0};
+}
+
+template <typename Op, int G, int CH>
+cudaError_t launch_fast(const Op& op, int64_t rows, int n, float eps, cudaStream_t stream) {
+  constexpr int threads = row_threads<G>();
+  constexpr int rpb = threads / G;
+  const int64_t blocks = (rows + rpb - 1) / rpb;
+  if (blocks > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
+  row_norm_fast_kernel<Op, G, CH><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(op, rows, n, eps);
+  return cudaGetLastError();
+}
+
+// Runs op over `rows` rows of n elements. `vector_ok`: every row start is 16-byte aligned and n is a
+// multiple of the vector width (the caller checks pointers and strides).
+template <typename Op>
+cudaError_t launch_row_norm(const Op& op, int64_t rows, int64_t n, float eps, bool vector_ok,
+                            cudaStream_t stream) {
+  if (rows == 0 || n == 0) return cudaSuccess;
+  constexpr int vec = 16 / sizeof(typename Op::T);
+  const RowConfig cfg = vector_ok ? choose_row_config(n, vec) : RowConfig{};
+  const int ni = static_cast<int>(n);
+  switch (cfg.group * 16 + cfg.chunks) {
+    case 16 * 16 + 1: return launch_fast<Op, 16, 1>(op, rows, ni, eps, stream);
+    case 16 * 16 + 2: return launch_fast<Op, 16, 2>(op, rows, ni, eps, stream);
+    case 16 * 16 + 4: return launch_fast<Op, 16, 4>(op, rows, ni, eps, stream);
+    case 32 * 16 + 4: return launch_fast<Op, 32, 4>(op, rows, ni, eps, stream);
+    case 64 * 16 + 4: return launch_fast<Op, 64, 4>(op, rows, ni, eps, stream);
+    case 128 * 16 + 4: return launch_fast<Op, 128, 4>(op, rows, ni, eps, stream);
+    case 256 * 16 + 4: return launch_fast<Op, 256, 4>(op, rows, ni, eps, stream);
+    case 256 * 16 + 8: return launch_fast<Op, 256, 8>(op, rows, ni, eps, stream);
+    default: break;
+  }
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, 132 * 16));
+  row_norm_generic_kernel<Op, Op::kMinVec><<<blocks, 256, 0, stream>>>(op, rows, ni, eps);
+  return cudaGetLastError();
+}
+
+}  // namespace khub_kernels::cuda

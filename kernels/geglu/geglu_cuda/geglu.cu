@@ -1,0 +1,51 @@
+#include <algorithm>
+
+#include "geglu.cuh"
+#include "geglu_launch.h"
+
+namespace khub_kernels::geglu {
+namespace {
+
+constexpr int kUnroll = 1;  // 2 measured slower on the H200 (docs/gpu-measurements.md)
+
+template <typename T, int V, Act A, bool Gated>
+cudaError_t launch(const GegluArgs& a, cudaStream_t stream) {
+  const int64_t nvec = (a.n + V - 1) / V;
+  const int threads = static_cast<int>(std::min<int64_t>(128, (nvec + kUnroll * 32 - 1) / (kUnroll * 32) * 32));
+  const int64_t tiles = (nvec + threads * kUnroll - 1) / (threads * kUnroll);
+  if (a.x_layout.rows > 0x7fffffffLL || tiles > 65535) return cudaErrorInvalidConfiguration;
+  const dim3 grid(static_cast<unsigned>(a.x_layout.rows), static_cast<unsigned>(tiles));
+  geglu_kernel<T, V, kUnroll, A, Gated><<<grid, threads, 0, stream>>>(static_cast<const T*>(a.x), a.x_layout,
+                                                             static_cast<T*>(a.out), a.n);
+  return cudaGetLastError();
+}
+
+template <typename T, Act A, bool Gated>
+cudaError_t pick_vec(const GegluArgs& a, bool vector_ok, cudaStream_t stream) {
+  if (vector_ok) return launch<T, 16 / sizeof(T), A, Gated>(a, stream);
+  return launch<T, 1, A, Gated>(a, stream);
+}
+
+template <typename T>
+cudaError_t run(const GegluArgs& a, bool vector_ok, cudaStream_t stream) {
+  if (a.gated) {
+    return a.act == Act::GeluErf ? pick_vec<T, Act::GeluErf, true>(a, vector_ok, stream)
+                                 : pick_vec<T, Act::GeluTanh, true>(a, vector_ok, stream);
+  }
+  return a.act == Act::GeluErf ? pick_vec<T, Act::GeluErf, false>(a, vector_ok, stream)
+                               : pick_vec<T, Act::GeluTanh, false>(a, vector_ok, stream);
+}
+
+}  // namespace
+
+cudaError_t launch_geglu(const GegluArgs& a, bool vector_ok, cudaStream_t stream) {
+  if (a.x_layout.rows == 0 || a.n == 0) return cudaSuccess;
+  switch (a.dtype) {
+    case DType::F32: return run<float>(a, vector_ok, stream);
+    case DType::F16: return run<__half>(a, vector_ok, stream);
+    case DType::BF16: return run<__nv_bfloat16>(a, vector_ok, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace khub_kernels::geglu

@@ -1,0 +1,57 @@
+// GEGLU / GELU device code: one thread per V output elements, block (row, column tile). No torch.
+#pragma once
+#include "geglu.h"
+#include "khub_kernels/row_norm.cuh"
+
+namespace khub_kernels::geglu {
+
+template <Act A>
+__device__ __forceinline__ float gelu(float g) {
+  if constexpr (A == Act::GeluErf) {
+    return 0.5f * g * (1.f + erff(g * 0.70710678118654752f));
+  } else {
+    // 0.5 (1 + tanh(u)) == 1 / (1 + exp(-2u)): the same function without tanhf's cost and without
+    // the cancellation of 1 + tanh(u) for negative u; exp overflow gives g * 0.
+    const float inner = 0.79788456080286536f * (g + 0.044715f * g * g * g);
+    return g * __frcp_rn(1.f + __expf(-2.f * inner));
+  }
+}
+
+// Each thread handles U vectors of V outputs, U * blockDim.x vectors per block (tile), all loads
+// issued before the math.
+template <typename T, int V, int U, Act A, bool Gated>
+__global__ void __launch_bounds__(128) geglu_kernel(const T* __restrict__ x, RowLayout xl, T* __restrict__ out,
+                                                    int64_t n) {
+  const int64_t row = blockIdx.x;
+  const T* xr = x + cuda::row_offset(xl, row);
+  float h[U][V], g[U][V];
+  int64_t col[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    col[u] = ((static_cast<int64_t>(blockIdx.y) * U + u) * blockDim.x + threadIdx.x) * V;
+    if (col[u] < n) {
+      if constexpr (V * sizeof(T) == 16) {
+        cuda::Pack16<T> ph, pg;
+        ph.u = cuda::ldg_stream(xr + col[u]);
+        if constexpr (Gated) pg.u = cuda::ldg_stream(xr + n + col[u]);
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+          h[u][i] = cuda::to_float(ph.t[i]);
+          if constexpr (Gated) g[u][i] = cuda::to_float(pg.t[i]);
+        }
+      } else {
+        cuda::load_vec<T, V>(xr + col[u], h[u]);
+        if constexpr (Gated) cuda::load_vec<T, V>(xr + n + col[u], g[u]);
+      }
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    if (col[u] >= n) continue;
+#pragma unroll
+    for (int i = 0; i < V; ++i) h[u][i] = Gated ? h[u][i] * gelu<A>(g[u][i]) : gelu<A>(h[u][i]);
+    cuda::store_vec<T, V>(out + row * n + col[u], h[u]);
+  }
+}
+
+}  // namespace khub_kernels::geglu

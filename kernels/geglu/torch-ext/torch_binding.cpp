@@ -1,0 +1,76 @@
+// Torch binding of the geglu kernel: geglu (diffusers GEGLU, erf or tanh GELU on the second half)
+// and gelu_tanh. CPU implementation in every variant, CUDA launcher in cuda variants.
+#include <ATen/ops/empty.h>
+
+#include <vector>
+
+#include "geglu.h"
+#include "khub_kernels/torch_glue.h"
+#include "khub_kernels/torch_register.h"
+#ifdef KHUB_KERNEL_CUDA
+#include "geglu_launch.h"
+#include "khub_kernels/torch_cuda_glue.h"
+#endif
+
+namespace khub_kernels::geglu {
+namespace {
+
+using namespace khub_kernels::glue;
+
+at::Tensor run(const char* op, const at::Tensor& x, bool gated, Act act) {
+  check_backend(x, op);
+  GegluArgs a;
+  a.dtype = dtype_of(x, "x");
+  a.x_layout = row_layout(x, "x");
+  a.x = x.data_ptr();
+  a.gated = gated;
+  a.act = act;
+  const int64_t last = x.size(-1);
+  if (gated) TORCH_CHECK(last % 2 == 0, op, ": last dimension must be even (value | gate), got ", last);
+  a.n = gated ? last / 2 : last;
+  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
+  shape.back() = a.n;
+  at::Tensor out = at::empty(shape, x.options().memory_format(at::MemoryFormat::Contiguous));
+  a.out = out.data_ptr();
+  if (out.numel() == 0) return out;
+  if (x.is_cpu()) {
+    geglu_cpu(a);
+    return out;
+  }
+#ifdef KHUB_KERNEL_CUDA
+  const c10::cuda::CUDAGuard guard(x.device());
+  const bool vector_ok = a.n % (16 / x.element_size()) == 0 && rows_aligned16(x, a.x_layout);
+  check_launch(launch_geglu(a, vector_ok, current_stream(x)), op);
+  return out;
+#else
+  TORCH_CHECK(false, op, ": this is a CPU build; no CUDA implementation");
+#endif
+}
+
+at::Tensor geglu(const at::Tensor& x, bool approximate) {
+  return run("geglu", x, true, approximate ? Act::GeluTanh : Act::GeluErf);
+}
+
+at::Tensor gelu_tanh(const at::Tensor& x) { return run("gelu_tanh", x, false, Act::GeluTanh); }
+
+}  // namespace
+}  // namespace khub_kernels::geglu
+
+KHUB_LIBRARY(m) {
+  m.def("geglu(Tensor x, bool approximate=False) -> Tensor");
+  m.def("gelu_tanh(Tensor x) -> Tensor");
+}
+
+KHUB_LIBRARY_IMPL(CPU, m) {
+  m.impl("geglu", &khub_kernels::geglu::geglu);
+  m.impl("gelu_tanh", &khub_kernels::geglu::gelu_tanh);
+}
+
+#ifdef KHUB_KERNEL_CUDA
+KHUB_LIBRARY_IMPL(CUDA, m) {
+  m.impl("geglu", &khub_kernels::geglu::geglu);
+  m.impl("gelu_tanh", &khub_kernels::geglu::gelu_tanh);
+}
+#endif
+
+KHUB_REGISTER_EXTENSION()

@@ -1,0 +1,147 @@
+// RoPE device code: trig lookup per token, the pair rotation, the elementwise q/k kernel and the
+// fused RMSNorm + RoPE row op for the shared row engine. No torch.
+#pragma once
+#include "khub_kernels/row_norm.cuh"
+#include "rope3d.h"
+
+namespace khub_kernels::rope3d {
+
+// Trig source of one token (b, s).
+struct TrigRow {
+  TrigMode mode;
+  const float* cos;  // Api: row pointers; Table: table bases
+  const float* sin;
+  const float* freqs;
+  int32_t pos[3];  // Table: table row per axis
+  float g[3];      // Coords: normalised coordinate per axis
+  int pad_pairs;
+  int f;
+
+  // cos/sin of channels idx .. idx + V - 1 (idx even).
+  template <int V>
+  __device__ __forceinline__ void get(int idx, float (&c)[V], float (&s)[V]) const {
+    if (mode == TrigMode::Api) {
+      cuda::load_f32<V>(cos + idx, c);
+      cuda::load_f32<V>(sin + idx, s);
+      return;
+    }
+#pragma unroll
+    for (int q = 0; q < V / 2; ++q) {
+      const int p = idx / 2 + q;
+      float cv = 1.f, sv = 0.f;
+      if (p >= pad_pairs) {
+        const int j = p - pad_pairs, k = j / 3, a = j - 3 * k;
+        // Selects, not a run-time array index (which would put pos/g in local memory).
+        if (mode == TrigMode::Table) {
+          const int32_t row = a == 0 ? pos[0] : (a == 1 ? pos[1] : pos[2]);
+          const int64_t o = static_cast<int64_t>(row) * f + k;
+          cv = __ldg(cos + o);
+          sv = __ldg(sin + o);
+        } else {
+          const float ga = a == 0 ? g[0] : (a == 1 ? g[1] : g[2]);
+          const float angle = __fmul_rn(__ldg(freqs + k), __fsub_rn(__fmul_rn(ga, 2.f), 1.f));
+          sincosf(angle, &sv, &cv);
+        }
+      }
+      c[2 * q] = c[2 * q + 1] = cv;
+      s[2 * q] = s[2 * q + 1] = sv;
+    }
+  }
+};
+
+__device__ __forceinline__ TrigRow trig_row(const TrigParams& t, int64_t row) {
+  const int64_t b = row / t.seq, s = row - b * t.seq;
+  const int64_t o = b * t.stride_b + s * t.stride_s;
+  TrigRow r{t.mode, nullptr, nullptr, t.freqs, {0, 0, 0}, {0.f, 0.f, 0.f}, t.pad_pairs, t.f};
+  if (t.mode == TrigMode::Api) {
+    r.cos = t.cos + o;
+    r.sin = t.sin + o;
+  } else if (t.mode == TrigMode::Table) {
+    r.cos = t.cos_table;
+    r.sin = t.sin_table;
+#pragma unroll
+    for (int a = 0; a < 3; ++a) r.pos[a] = __ldg(t.index + o + a);
+  } else {
+#pragma unroll
+    for (int a = 0; a < 3; ++a) r.g[a] = __ldg(t.coords + o + a);
+  }
+  return r;
+}
+
+// out = x * cos + rotate(x) * sin, each product and the sum rounded to fp32 (eager's order).
+template <typename T, int V>
+__device__ __forceinline__ void rotate_store(T* out, const float (&v)[V], const float (&c)[V], const float (&s)[V]) {
+  float y[V];
+#pragma unroll
+  for (int q = 0; q < V / 2; ++q) {
+    const float x0 = v[2 * q], x1 = v[2 * q + 1];
+    y[2 * q] = __fadd_rn(__fmul_rn(x0, c[2 * q]), __fmul_rn(-x1, s[2 * q]));
+    y[2 * q + 1] = __fadd_rn(__fmul_rn(x1, c[2 * q + 1]), __fmul_rn(x0, s[2 * q + 1]));
+  }
+  cuda::store_vec<T, V>(out, y);
+}
+
+// RoPE row op, with the RMSNorm first when Norm. With k, rows interleave q and k of one token
+// (row 2t = q, 2t + 1 = k) so both read the token's trig while it is in L1.
+template <typename TT, bool Norm>
+struct RopeRowOp {
+  using T = TT;
+  static constexpr bool kNorm = Norm;
+  static constexpr int kMinVec = 2;
+
+  const T* q;
+  RowLayout ql;
+  const T* k;
+  RowLayout kl;
+  T* qo;
+  T* ko;
+  const void* qw;
+  const void* kw;
+  bool w_f32;
+  int64_t d;
+  TrigParams t;
+
+  struct Row {
+    const T* x;
+    T* out;
+    const void* w;
+    bool w_f32;
+    TrigRow tr;
+
+    template <int V, bool Side>
+    __device__ __forceinline__ void load(int idx, float (&v)[V]) const {
+      cuda::load_vec<T, V>(x + idx, v);
+    }
+
+    template <int CH, int G>
+    __device__ __forceinline__ void combine(cuda::Pack16<T> (&)[CH], int, int) const {}
+
+    template <int V>
+    __device__ __forceinline__ void store(int idx, const float (&v)[V], float r) const {
+      float y[V], c[V], s[V];
+      if (!Norm) {
+#pragma unroll
+        for (int i = 0; i < V; ++i) y[i] = v[i];
+      } else if (w) {
+        if (w_f32) cuda::load_f32<V>(static_cast<const float*>(w) + idx, y);
+        else cuda::load_vec<T, V>(static_cast<const T*>(w) + idx, y);
+#pragma unroll
+        for (int i = 0; i < V; ++i) y[i] *= v[i] * r;
+      } else {
+#pragma unroll
+        for (int i = 0; i < V; ++i) y[i] = v[i] * r;
+      }
+      tr.get<V>(idx, c, s);
+      rotate_store<T, V>(out + idx, y, c, s);
+    }
+  };
+
+  __device__ __forceinline__ Row row(int64_t r) const {
+    const bool is_k = k && (r & 1);
+    const int64_t rr = k ? r >> 1 : r;
+    return Row{is_k ? k + cuda::row_offset(kl, rr) : q + cuda::row_offset(ql, rr), (is_k ? ko : qo) + rr * d,
+               is_k ? kw : qw, w_f32, trig_row(t, rr)};
+  }
+};
+
+}  // namespace khub_kernels::rope3d

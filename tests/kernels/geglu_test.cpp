@@ -1,0 +1,92 @@
+// geglu kernel: geglu (erf and tanh) and gelu_tanh vs a float64 reference.
+#include <cmath>
+
+#include "kernel_test_support.h"
+
+namespace khub_test {
+namespace {
+
+using GegluSig = at::Tensor(const at::Tensor&, bool);
+using GeluSig = at::Tensor(const at::Tensor&);
+
+const std::string& id() { return load_variant(KHUB_VARIANT_GEGLU); }
+
+at::Tensor gelu_ref(const at::Tensor& g, bool tanh_form) {
+  if (!tanh_form) return 0.5 * g * (1 + at::erf(g * M_SQRT1_2));
+  return 0.5 * g * (1 + at::tanh(std::sqrt(2.0 / M_PI) * (g + 0.044715 * g.pow(3))));
+}
+
+at::Tensor geglu_ref(const at::Tensor& x, bool tanh_form) {
+  const auto xd = x.to(at::kDouble);
+  const auto h = xd.size(-1) / 2;
+  return xd.narrow(-1, 0, h) * gelu_ref(xd.narrow(-1, h, h), tanh_form);
+}
+
+class GegluTest : public ::testing::TestWithParam<at::ScalarType> {};
+
+TEST_P(GegluTest, MatchesReferenceForEveryShapeAndLayout) {
+  const auto dtype = GetParam();
+  auto f = op<GegluSig>(id(), "geglu");
+  const std::vector<std::vector<int64_t>> shapes = {
+      {2, 64, 2 * 256}, {1, 2 * 1000}, {3, 2 * 333}, {5, 2 * 8}, {1, 1, 2 * 2048}, {7, 2 * 1280}, {2, 2 * 5}};
+  for (const auto& shape : shapes) {
+    for (Layout layout : {Layout::Contiguous, Layout::RowStrided, Layout::Misaligned}) {
+      for (bool approximate : {false, true}) {
+        const auto x = make_input(shape, dtype, layout, 2.0);
+        auto out_shape = shape;
+        out_shape.back() /= 2;
+        poison_next(out_shape, dtype);
+        const auto y = f.call(x, approximate);
+        EXPECT_EQ(y.sizes(), at::IntArrayRef(out_shape));
+        record_error(approximate ? "geglu tanh" : "geglu erf", dtype,
+                     expect_close(y, geglu_ref(x, approximate), dtype,
+                                  "geglu " + c10::str(shape) + " " + layout_name(layout)));
+      }
+    }
+  }
+}
+
+TEST_P(GegluTest, GeluTanhMatchesReference) {
+  const auto dtype = GetParam();
+  auto f = op<GeluSig>(id(), "gelu_tanh");
+  for (const std::vector<int64_t>& shape :
+       {std::vector<int64_t>{2, 16, 8192}, std::vector<int64_t>{3, 333}, std::vector<int64_t>{1, 7}}) {
+    for (Layout layout : {Layout::Contiguous, Layout::RowStrided, Layout::Misaligned}) {
+      const auto x = make_input(shape, dtype, layout, 3.0);
+      poison_next(x.sizes(), dtype);
+      const auto y = f.call(x);
+      record_error("gelu_tanh", dtype,
+                   expect_close(y, gelu_ref(x.to(at::kDouble), true), dtype,
+                                "gelu_tanh " + c10::str(shape) + " " + layout_name(layout)));
+    }
+  }
+}
+
+TEST_P(GegluTest, LargeInputUses64BitOffsets) {
+  const auto dtype = GetParam();
+  if (on_cuda() && dtype == at::kFloat) GTEST_SKIP() << "bf16/fp16 cover the 64-bit path";
+  auto f = op<GegluSig>(id(), "geglu");
+  const int64_t h = 8192, m = on_cuda() ? (int64_t{1} << 31) / h + 5 : 512;
+  auto x = at::empty({m, 2 * h}, at::TensorOptions().dtype(dtype).device(test_device()));
+  x.normal_();
+  const auto y = f.call(x, false);
+  for (int64_t start : {int64_t{0}, m - 3})
+    record_error("geglu large", dtype,
+                 expect_close(y.narrow(0, start, 3), geglu_ref(x.narrow(0, start, 3), false), dtype,
+                              "large rows at " + std::to_string(start)));
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, GegluTest, ::testing::ValuesIn(kDtypes),
+                         [](const auto& info) { return std::string(c10::toString(info.param)); });
+
+TEST(GegluErrors, BadInputsFailWithClearMessages) {
+  auto f = op<GegluSig>(id(), "geglu");
+  auto g = op<GeluSig>(id(), "gelu_tanh");
+  expect_torch_error([&] { f.call(make_input({4, 7}, at::kBFloat16), false); }, "last dimension must be even");
+  expect_torch_error([&] { f.call(make_input({4, 8}, at::kBFloat16).to(at::kDouble), false); }, "unsupported dtype");
+  expect_torch_error([&] { f.call(make_input({8, 4}, at::kBFloat16).t(), false); }, "last dimension must be contiguous");
+  expect_torch_error([&] { g.call(make_input({4, 8}, at::kBFloat16).to(at::kLong)); }, "unsupported dtype");
+}
+
+}  // namespace
+}  // namespace khub_test

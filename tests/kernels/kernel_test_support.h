@@ -1,0 +1,68 @@
+// Shared pieces of the kernel tests: load a built variant (dlopen of <id>.abi3.so named by its
+// metadata.json), call its ops through the dispatcher, make inputs in every layout the ops accept,
+// and compare against a float64 reference with one tolerance per dtype.
+#pragma once
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace khub_test {
+
+// The device the suite runs on: CUDA in the gpu build of the suite, CPU otherwise.
+at::Device test_device();
+bool on_cuda();
+
+// Loads the variant dir once (metadata.json -> id -> <id>.abi3.so) and returns its id.
+const std::string& load_variant(const std::string& variant_dir);
+
+// The op `<id>::<name>` with C++ signature Sig.
+template <typename Sig>
+c10::TypedOperatorHandle<Sig> op(const std::string& id, const char* name) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow((id + "::" + name).c_str(), "").typed<Sig>();
+}
+
+enum class Layout { Contiguous, RowStrided, Misaligned };
+const char* layout_name(Layout l);
+
+// Random normal values (never zeros) of `shape` in `dtype` on the test device, laid out as asked:
+// RowStrided pads the last dimension (row stride > n); Misaligned starts one element past a
+// 16-byte boundary.
+at::Tensor make_input(at::IntArrayRef shape, at::ScalarType dtype, Layout layout = Layout::Contiguous,
+                      double scale = 1.0, double mean = 0.0);
+
+// Fills the caching allocator's next block of this size with NaN so an unwritten output shows.
+void poison_next(at::IntArrayRef shape, at::ScalarType dtype);
+
+struct Tolerance {
+  double rtol, atol, rel_l2;
+};
+Tolerance tolerance(at::ScalarType dtype);
+
+// Fails the test unless out (any dtype/device) matches ref (float64) within tolerance(dtype):
+// no NaN, |out - ref| <= atol + rtol * |ref| everywhere, rel. L2 error <= rel_l2.
+// Returns the max abs error.
+double expect_close(const at::Tensor& out, const at::Tensor& ref, at::ScalarType dtype, const std::string& what);
+
+// Rounds a float64 tensor to `dtype` and back (reproduces an intermediate rounding).
+at::Tensor round_to(const at::Tensor& t, at::ScalarType dtype);
+
+// Records the max error seen per op/dtype; printed at the end of the run (docs/kernels.md).
+void record_error(const std::string& op, at::ScalarType dtype, double max_abs);
+
+// Expects `f` to throw c10::Error whose message contains `needle`.
+template <typename F>
+void expect_torch_error(F&& f, const std::string& needle) {
+  try {
+    f();
+    ADD_FAILURE() << "expected an error containing '" << needle << "'";
+  } catch (const c10::Error& e) {
+    const std::string msg = e.what_without_backtrace();
+    EXPECT_NE(msg.find(needle), std::string::npos) << "message: " << msg;
+  }
+}
+
+inline const at::ScalarType kDtypes[] = {at::kBFloat16, at::kHalf, at::kFloat};
+
+}  // namespace khub_test

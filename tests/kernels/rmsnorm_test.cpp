@@ -1,0 +1,150 @@
+// rmsnorm kernel: rms_norm, rms_norm_rounding, fused_add_rms_norm vs a float64 reference, every
+// dtype x shape family x layout, plus the checks on bad input.
+#include <optional>
+#include <tuple>
+
+#include "kernel_test_support.h"
+
+namespace khub_test {
+namespace {
+
+using OptT = std::optional<at::Tensor>;
+using RmsSig = at::Tensor(const at::Tensor&, const OptT&, double);
+using RoundSig = at::Tensor(const at::Tensor&, const OptT&, double, c10::string_view);
+using AddSig = std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, const OptT&, double);
+
+const std::string& id() { return load_variant(KHUB_VARIANT_RMSNORM); }
+
+at::Tensor reference(const at::Tensor& x, const OptT& w, double eps, const std::string& rounding) {
+  const auto xd = x.to(at::kDouble);
+  const auto t = xd * at::rsqrt(xd.pow(2).mean(-1, true) + eps);
+  if (!w) return t;
+  const auto wd = w->to(xd.device()).to(at::kDouble);
+  if (rounding == "qwen3") return round_to(t, x.scalar_type()) * wd;
+  if (rounding == "diffusers" && w->scalar_type() != at::kFloat) return round_to(t, w->scalar_type()) * wd;
+  return t * wd;
+}
+
+OptT make_weight(int64_t n, int kind, at::ScalarType dtype) {
+  if (kind == 0) return std::nullopt;
+  auto w = make_input({n}, kind == 1 ? dtype : at::kFloat, Layout::Contiguous, 0.1, 1.0);
+  return w;
+}
+
+class RmsNormTest : public ::testing::TestWithParam<at::ScalarType> {};
+
+TEST_P(RmsNormTest, MatchesReferenceForEveryShapeLayoutAndWeight) {
+  const auto dtype = GetParam();
+  auto f = op<RmsSig>(id(), "rms_norm");
+  const std::vector<std::vector<int64_t>> shapes = {
+      {1, 2048}, {7, 2048}, {2, 3, 4, 128}, {33, 1000}, {9, 333}, {3, 4096}, {2, 20000}, {1, 1, 5}, {5, 3072}};
+  for (const auto& shape : shapes) {
+    for (Layout layout : {Layout::Contiguous, Layout::RowStrided, Layout::Misaligned}) {
+      for (int wk = 0; wk < 3; ++wk) {
+        const auto x = make_input(shape, dtype, layout);
+        const auto w = make_weight(shape.back(), wk, dtype);
+        poison_next(x.sizes(), dtype);
+        const auto y = f.call(x, w, 1e-6);
+        EXPECT_EQ(y.scalar_type(), dtype);
+        EXPECT_TRUE(y.is_contiguous());
+        const std::string what = "rms_norm " + c10::str(x.sizes()) + " " + layout_name(layout) + " weight " +
+                                 std::to_string(wk);
+        record_error("rms_norm", dtype, expect_close(y, reference(x, w, 1e-6, "fused"), dtype, what));
+      }
+    }
+  }
+}
+
+TEST_P(RmsNormTest, RoundingConventionsMatchTheirReferences) {
+  const auto dtype = GetParam();
+  auto f = op<RoundSig>(id(), "rms_norm_rounding");
+  for (const char* rounding : {"fused", "qwen3", "diffusers"}) {
+    for (const std::vector<int64_t>& shape : {std::vector<int64_t>{3, 8, 128}, std::vector<int64_t>{4, 2048}}) {
+      for (int wk = 0; wk < 3; ++wk) {
+        const auto x = make_input(shape, dtype);
+        const auto w = make_weight(shape.back(), wk, dtype);
+        const auto y = f.call(x, w, 1e-5, rounding);
+        record_error(std::string("rms_norm_rounding ") + rounding, dtype,
+                     expect_close(y, reference(x, w, 1e-5, rounding), dtype,
+                                  std::string(rounding) + " " + c10::str(x.sizes()) + " w" + std::to_string(wk)));
+      }
+    }
+  }
+}
+
+TEST_P(RmsNormTest, FusedAddReturnsNormOfRoundedSumAndTheSum) {
+  const auto dtype = GetParam();
+  auto f = op<AddSig>(id(), "fused_add_rms_norm");
+  for (const std::vector<int64_t>& shape :
+       {std::vector<int64_t>{1, 2048}, std::vector<int64_t>{6, 4096}, std::vector<int64_t>{5, 333},
+        std::vector<int64_t>{2, 3, 128}}) {
+    for (Layout layout : {Layout::Contiguous, Layout::RowStrided, Layout::Misaligned}) {
+      const auto x = make_input(shape, dtype, layout);
+      const auto res = make_input(shape, dtype, Layout::RowStrided);
+      const auto w = make_weight(shape.back(), 1, dtype);
+      const auto [y, s] = f.call(x, res, w, 1e-6);
+      const auto sum_ref = round_to(x.to(at::kDouble) + res.to(at::kDouble), dtype);
+      EXPECT_TRUE(at::equal(s.to(at::kDouble), sum_ref)) << "residual out " << c10::str(shape);
+      const auto ref = reference(sum_ref.to(dtype), w, 1e-6, "fused");
+      record_error("fused_add_rms_norm", dtype,
+                   expect_close(y, ref, dtype, "fused_add " + c10::str(shape) + " " + layout_name(layout)));
+    }
+  }
+}
+
+TEST_P(RmsNormTest, LargeInputUses64BitOffsets) {
+  const auto dtype = GetParam();
+  auto f = op<RmsSig>(id(), "rms_norm");
+  // On the GPU M*N > 2^31; rows are independent, so the first and last rows are checked.
+  const int64_t n = 16384, m = on_cuda() ? (int64_t{1} << 31) / n + 3 : 1024;
+  if (on_cuda() && dtype == at::kFloat) GTEST_SKIP() << "bf16/fp16 cover the 64-bit path; fp32 would need 17 GB";
+  auto x = at::empty({m, n}, at::TensorOptions().dtype(dtype).device(test_device()));
+  x.normal_();
+  const auto w = make_weight(n, 1, dtype);
+  const auto y = f.call(x, w, 1e-6);
+  for (int64_t start : {int64_t{0}, m - 4}) {
+    const auto xs = x.narrow(0, start, 4);
+    record_error("rms_norm large", dtype,
+                 expect_close(y.narrow(0, start, 4), reference(xs, w, 1e-6, "fused"), dtype,
+                              "large rows at " + std::to_string(start)));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, RmsNormTest, ::testing::ValuesIn(kDtypes),
+                         [](const auto& info) { return std::string(c10::toString(info.param)); });
+
+TEST(RmsNormErrors, BadInputsFailWithClearMessages) {
+  auto f = op<RmsSig>(id(), "rms_norm");
+  auto fa = op<AddSig>(id(), "fused_add_rms_norm");
+  auto fr = op<RoundSig>(id(), "rms_norm_rounding");
+  const auto dev = at::TensorOptions().device(test_device());
+  const auto x = make_input({4, 64}, at::kBFloat16);
+  expect_torch_error([&] { f.call(x.to(at::kInt), std::nullopt, 1e-6); }, "unsupported dtype");
+  expect_torch_error([&] { f.call(x, at::ones({63}, dev.dtype(at::kBFloat16)), 1e-6); }, "weight must have shape [64]");
+  expect_torch_error([&] { f.call(x, at::ones({64}, dev.dtype(at::kHalf)), 1e-6); }, "weight dtype");
+  expect_torch_error([&] { f.call(make_input({64, 4}, at::kBFloat16).t(), std::nullopt, 1e-6); },
+                     "last dimension must be contiguous");
+  expect_torch_error([&] { f.call(make_input({4, 6, 5, 64}, at::kBFloat16).transpose(0, 1), std::nullopt, 1e-6); },
+                     "cannot be collapsed");
+  expect_torch_error([&] { f.call(x, std::nullopt, -1.0); }, "eps must be >= 0");
+  expect_torch_error([&] { fa.call(x, make_input({4, 32}, at::kBFloat16), std::nullopt, 1e-6); }, "residual shape");
+  expect_torch_error([&] { fa.call(x, x.to(at::kFloat), std::nullopt, 1e-6); }, "residual dtype");
+  expect_torch_error([&] { fr.call(x, std::nullopt, 1e-6, "llama"); }, "unknown rounding convention 'llama'");
+  if (on_cuda()) expect_torch_error([&] { f.call(x, at::ones({64}, at::kBFloat16), 1e-6); }, "expected device");
+}
+
+TEST(RmsNormEdge, EmptyInputGivesEmptyOutput) {
+  auto f = op<RmsSig>(id(), "rms_norm");
+  const auto x = make_input({0, 128}, at::kBFloat16);
+  EXPECT_EQ(f.call(x, std::nullopt, 1e-6).sizes(), x.sizes());
+}
+
+TEST(RmsNormEdge, Fp16OverflowRangeInputsStayFinite) {
+  auto f = op<RmsSig>(id(), "rms_norm");
+  const auto x = make_input({8, 2048}, at::kHalf, Layout::Contiguous, 8e3);  // |x| up to ~4e4 < 65504
+  const auto y = f.call(x, std::nullopt, 1e-6);
+  expect_close(y, reference(x, std::nullopt, 1e-6, "fused"), at::kHalf, "fp16 large values");
+}
+
+}  // namespace
+}  // namespace khub_test
