@@ -3,6 +3,8 @@
 // has no torch builds a HostInfo itself or calls detect_host(); torch_bridge fills it from LibTorch.
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "khub/base/error.h"
 #include "khub/variants/variant.h"
@@ -25,6 +27,16 @@ struct HostInfo {
 /// runtime version from libcudart loaded with dlopen (none → cpu), device capability through the
 /// CUDA driver API loaded with dlopen. Never links CUDA.
 [[nodiscard]] HostInfo detect_host_without_torch();
+/// Same; a libcudart whose cudaRuntimeGetVersion fails adds upstream's warning to `warnings`.
+[[nodiscard]] HostInfo detect_host_without_torch(std::vector<std::string>* warnings);
+
+/// The parts of detection, for callers that know some facts already (torch_bridge):
+/// OS, CPU and macOS version only (backend cpu);
+[[nodiscard]] HostInfo detect_platform();
+/// `cudaRuntimeGetVersion` from the first libcudart that loads (none without one);
+[[nodiscard]] std::optional<Version> cuda_runtime_version(std::vector<std::string>* warnings = nullptr);
+/// compute capability of CUDA device 0 through libcuda's driver API (none without a driver or GPU).
+[[nodiscard]] std::optional<Version> cuda_device_capability();
 
 /// Applies an explicit backend override (`cpu` or the detected backend's name), with upstream's
 /// error `Invalid backend '<b>', system supported backends: cpu, cuda`.

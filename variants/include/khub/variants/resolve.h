@@ -1,7 +1,9 @@
 #pragma once
 // Acceptance, preference order and the decision trace, as the Python `kernels` client does them
 // (kernel-layout.md §4–§6), with khub's deterministic tie-break: arch before noarch, then name.
+#include <array>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "khub/variants/host.h"
@@ -27,9 +29,21 @@ struct Resolution {
 /// Checks one variant against the host; empty string when accepted, else the reason.
 [[nodiscard]] std::string rejection_reason(const Variant& variant, const HostInfo& host);
 
+/// The name noarch variants must carry for this backend: its name, `npu` for CANN.
+[[nodiscard]] std::string_view noarch_backend_name(const Backend& backend);
+
+/// Upstream's 5-integer preference key (§5): ascending, accepted first. Equal keys are ties that
+/// khub breaks by arch before noarch, then by name in byte order.
+[[nodiscard]] std::array<int, 5> sort_key(const Decision& decision);
+
 /// Ranks candidate names; names that do not parse are left out (and listed in `unparsable`).
+/// A name given twice counts once, as in upstream's set of directory names.
 [[nodiscard]] Resolution resolve_variants(const std::vector<std::string>& candidates, const HostInfo& host,
                                           std::vector<std::string>* unparsable = nullptr);
+
+/// Ranks already parsed candidates, each with its directory name.
+[[nodiscard]] Resolution resolve_parsed(std::vector<std::pair<std::string, Variant>> candidates,
+                                        const HostInfo& host);
 
 /// khub loads only natively loadable kinds: the first accepted torch arch / stable-ABI variant.
 [[nodiscard]] const Decision* first_loadable(const Resolution& resolution);

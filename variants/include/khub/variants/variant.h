@@ -19,7 +19,17 @@ struct Version {
   [[nodiscard]] std::string str() const;  // "12.8"
 };
 
+/// Reads "major.minor" with optional further numeric parts, which are dropped ("2.12.1" → 2.12);
+/// none for anything else.
+[[nodiscard]] std::optional<Version> parse_dotted_version(std::string_view text);
+
 enum class BackendKind { Cpu, Cuda, Rocm, Xpu, Metal, Cann, Neuron, Tpu };
+
+/// Whether the backend carries a version in names and keys (Cuda, Rocm, Xpu, Cann).
+[[nodiscard]] bool has_version(BackendKind kind);
+
+/// The kind for a backend name (`cuda`, `cpu`, …; not `npu`), or none.
+[[nodiscard]] std::optional<BackendKind> backend_kind_from_name(std::string_view name);
 
 /// The compute backend of an arch variant or a host: kind plus version for cu/rocm/xpu/cann.
 struct Backend {

@@ -1,0 +1,16 @@
+#pragma once
+// The variant names khub's publisher builds for a host (kernel-layout.md §2.5): what `khub variants`
+// resolves when it is given no candidates file.
+#include <string>
+#include <vector>
+
+#include "khub/variants/host.h"
+
+namespace khub::variants {
+
+/// For the host's Torch version, or else the current bundle's 2.12 and 2.13: the CPU build and, for a
+/// GPU host, the build for its backend token, named as builders name them (`-cxx11` on Linux, tagless
+/// elsewhere) with the host's CPU and OS; then noarch `torch-cpu` and `torch-<backend>`.
+[[nodiscard]] std::vector<std::string> default_candidates(const HostInfo& host);
+
+}  // namespace khub::variants
