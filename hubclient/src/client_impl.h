@@ -17,6 +17,7 @@ struct HubClient::Impl {
   std::string endpoint_origin;
   std::mutex memo_mutex;
   std::map<std::string, bool> trusted_orgs;
+  std::uint64_t instance_id = 0;
 
   explicit Impl(ClientOptions o);
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <random>
 #include <thread>
 
@@ -20,6 +21,8 @@ HubClient::Impl::Impl(ClientOptions o) : options(std::move(o)) {
   while (!options.endpoint.empty() && options.endpoint.back() == '/') options.endpoint.pop_back();
   user_agent = render_user_agent(options);
   endpoint_origin = detail::url_origin(options.endpoint);
+  static std::atomic<std::uint64_t> counter{0};
+  instance_id = ++counter;
 }
 
 bool HubClient::Impl::is_hub_host(const std::string& url) const {
@@ -89,6 +92,7 @@ HubClient::HubClient(ClientOptions options) : impl_(std::make_unique<Impl>(std::
 HubClient::~HubClient() = default;
 const ClientOptions& HubClient::options() const noexcept { return impl_->options; }
 std::uint64_t HubClient::request_count() const noexcept { return impl_->http.request_count(); }
+std::uint64_t HubClient::instance_id() const noexcept { return impl_->instance_id; }
 
 namespace {
 

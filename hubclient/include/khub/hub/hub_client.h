@@ -75,6 +75,8 @@ class HubClient {
 
   /// Number of HTTP exchanges made so far (tests check offline mode makes none).
   [[nodiscard]] std::uint64_t request_count() const noexcept;
+  /// A number unique to this client in the process (keys per-client memos).
+  [[nodiscard]] std::uint64_t instance_id() const noexcept;
 
   struct Impl;
 
