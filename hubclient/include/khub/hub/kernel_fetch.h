@@ -3,6 +3,7 @@
 // version → commit, kernel-status.toml redirect, variant choice, metadata checks, download of the
 // chosen variant only, verification. The result is a verified variant directory ready to load.
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -73,6 +74,18 @@ struct VersionInfo {
 /// Checks a variant dir: metadata required keys, digest (deleting blobs of mismatching cached files
 /// when `cache` is given) or, without a digest, every cached blob against its etag name.
 [[nodiscard]] Status verify_variant(FetchedKernel& kernel, const CacheLayout* cache);
+
+/// Whether a loadable variant for `host` exists at the request's version/revision: no trust check,
+/// no download. NoVariant is answered false; other failures are errors.
+[[nodiscard]] Expected<bool> has_variant(HubClient& client, const variants::HostInfo& host,
+                                         const KernelRequest& request);
+
+/// git_lfs_concat hash of a cached variant dir from its blob names (kernel-layout §15.2 re-check).
+[[nodiscard]] Expected<std::string> variant_lock_hash(const std::filesystem::path& variant_dir);
+
+/// A client shared by every caller with the same endpoint, token, cache and offline mode (one
+/// connection pool and one memo per configuration in the process).
+[[nodiscard]] std::shared_ptr<HubClient> shared_client(const ClientOptions& options);
 
 /// §19: whether `archs` (metadata backend.archs) admit CUDA capability `capability`.
 [[nodiscard]] bool cuda_archs_admit(const std::vector<std::string>& archs, variants::Version capability);
