@@ -10,6 +10,8 @@
 #include <map>
 #include <mutex>
 
+#include "khub/base/hash.h"
+
 extern "C" {
 extern const unsigned char khub_pystub_data[];
 extern const std::size_t khub_pystub_size;
@@ -134,7 +136,14 @@ Expected<LoadedModule> load_module(const fs::path& variant_dir, std::string_view
       again.newly_loaded = false;
       return again;
     }
-    // Same bytes under another path (another cache, another snapshot) is the same kernel.
+    // Same bytes under another path (another cache, another snapshot) are the same kernel.
+    auto a = hash_file(it->second.path, HashAlgorithm::Sha256);
+    auto b = hash_file(canonical, HashAlgorithm::Sha256);
+    if (a && b && *a == *b) {
+      LoadedModule again = it->second;
+      again.newly_loaded = false;
+      return again;
+    }
     return Error(ErrorCode::LoadFailed,
                  "a kernel with id " + std::string(id) + " is already loaded from " + it->second.path.string(),
                  "two builds can only load side by side when their ids differ");
