@@ -65,7 +65,7 @@ Status link_snapshot_file(const CacheLayout& cache, const RepoRef& repo, std::st
   fs::path tmp = file;
   tmp += "." + std::to_string(::getpid()) + "." + random_hex8() + ".tmp";
   if (!copy) {
-    fs::path target = fs::relative(blob, file.parent_path(), ec);
+    fs::path target = blob.lexically_relative(file.parent_path());  // like os.path.relpath
     if (!ec) fs::create_symlink(target, tmp, ec);
   }
   if (copy || ec) {

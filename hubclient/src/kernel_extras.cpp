@@ -35,7 +35,7 @@ Expected<std::string> variant_lock_hash(const fs::path& variant_dir) {
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(variant_dir, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
-    std::string rel = fs::relative(it->path(), variant_dir, ec).generic_string();
+    std::string rel = it->path().lexically_relative(variant_dir).generic_string();
     if (rel.ends_with(".pyc") || rel.find("__pycache__") != std::string::npos) continue;
     if (!it->is_symlink(ec)) continue;  // cached files are pointers named after their blob
     std::string blob = fs::read_symlink(it->path(), ec).filename().string();

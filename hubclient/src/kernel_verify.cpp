@@ -161,7 +161,7 @@ Status verify_variant(FetchedKernel& kernel, const CacheLayout* cache) {
     }
     if (!got) return got.error();
     if (*got != etag) {
-      std::string rel = fs::relative(it->path(), dir, ec).generic_string();
+      std::string rel = it->path().lexically_relative(dir).generic_string();
       delete_cached_file(it->path());
       return Error(ErrorCode::Integrity, prefix + rel + ": cached content does not match its etag",
                    "the bad file was removed from the cache; fetch the kernel again")

@@ -108,7 +108,15 @@ bool is_loaded(std::string_view id) {
   return registry().by_id.count(std::string(id)) != 0;
 }
 
-Expected<LoadedModule> load_module(const fs::path& variant_dir, std::string_view id) {
+namespace {
+std::string content_key(const fs::path& file, std::string_view given) {
+  if (!given.empty()) return std::string(given);
+  auto raw = hash_file(file, HashAlgorithm::Sha256);
+  return raw ? base64_encode(*raw) : std::string();
+}
+}  // namespace
+
+Expected<LoadedModule> load_module(const fs::path& variant_dir, std::string_view id, std::string_view content_digest) {
   if (id.empty() || id.find('/') != std::string_view::npos)
     return Error(ErrorCode::InvalidMetadata, "invalid kernel id '" + std::string(id) + "'");
   fs::path file = module_path(variant_dir, id);
@@ -137,9 +145,8 @@ Expected<LoadedModule> load_module(const fs::path& variant_dir, std::string_view
       return again;
     }
     // Same bytes under another path (another cache, another snapshot) are the same kernel.
-    auto a = hash_file(it->second.path, HashAlgorithm::Sha256);
-    auto b = hash_file(canonical, HashAlgorithm::Sha256);
-    if (a && b && *a == *b) {
+    std::string digest = content_key(canonical, content_digest);
+    if (!digest.empty() && digest == it->second.content_digest) {
       LoadedModule again = it->second;
       again.newly_loaded = false;
       return again;
@@ -157,7 +164,7 @@ Expected<LoadedModule> load_module(const fs::path& variant_dir, std::string_view
   if (::dlsym(handle, init.c_str()) == nullptr)
     return Error(ErrorCode::LoadFailed,
                  canonical.filename().string() + " does not export " + init + ": its stem does not match the id it was built with");
-  LoadedModule m{std::string(id), canonical, handle, true};
+  LoadedModule m{std::string(id), canonical, handle, true, content_key(canonical, content_digest)};
   reg.by_id[m.id] = m;
   return m;
 }

@@ -84,7 +84,12 @@ Expected<Kernel> Kernel::load(hub::FetchedKernel fetched) {
                  "two kernels can only load side by side when their ids differ");
   Expected<loader::LoadedModule> module = Error(ErrorCode::LoadFailed, "not loaded");
   try {
-    module = loader::load_module(fetched.variant_dir, id);
+    std::string digest;
+    if (fetched.metadata.digest && fetched.metadata.digest->algorithm == protocol::DigestAlgorithm::Sha256) {
+      auto it = fetched.metadata.digest->files.find(id + ".abi3.so");
+      if (it != fetched.metadata.digest->files.end()) digest = it->second;
+    }
+    module = loader::load_module(fetched.variant_dir, id, digest);
   } catch (const c10::Error& e) {  // a TORCH_LIBRARY static initialiser threw
     return Error(ErrorCode::LoadFailed, "loading " + id + " failed in its op registration",
                  "the module may register a namespace that another kernel already uses")

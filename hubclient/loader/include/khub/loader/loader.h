@@ -18,6 +18,7 @@ struct LoadedModule {
   std::filesystem::path path;   // canonical path of the module
   void* handle = nullptr;       // dlopen handle; modules are never unloaded
   bool newly_loaded = false;    // false: this path was already loaded in this process
+  std::string content_digest;   // base64 sha256 of the module file
 };
 
 /// True when the process already has Python's C API (an embedding interpreter or libpython).
@@ -35,9 +36,11 @@ struct LoadedModule {
 
 /// Loads `<variant_dir>/<id>.abi3.so`. Checks before dlopen that the file exists (else LoadFailed
 /// listing the modules found) and that no other module with this id is loaded; after dlopen that it
-/// exports PyInit_<id> (its stem matches the id it was built with). Loading the same file again
-/// returns the first handle.
-[[nodiscard]] Expected<LoadedModule> load_module(const std::filesystem::path& variant_dir, std::string_view id);
+/// exports PyInit_<id> (its stem matches the id it was built with). Loading the same file again, or
+/// a file with the same content (`content_digest`, e.g. the metadata digest entry, or a hash taken
+/// here when empty), returns the first handle.
+[[nodiscard]] Expected<LoadedModule> load_module(const std::filesystem::path& variant_dir, std::string_view id,
+                                                 std::string_view content_digest = {});
 
 /// Whether a module with this id was loaded through load_module in this process.
 [[nodiscard]] bool is_loaded(std::string_view id);
