@@ -30,6 +30,15 @@ Expected<bool> has_variant(HubClient& client, const variants::HostInfo& detected
   return detail::choose_variant(names, host, repo.id, resolution).has_value();
 }
 
+Expected<std::string> resolve_commit(HubClient& client, RepoRef& repo, std::optional<int> version,
+                                     std::string_view revision) {
+  if (version) {
+    std::vector<std::string> warnings;
+    return detail::resolve_version(client, repo, *version, warnings);
+  }
+  return detail::resolve_revision(client, repo, revision.empty() ? "main" : revision);
+}
+
 Expected<std::string> variant_lock_hash(const fs::path& variant_dir) {
   std::vector<std::pair<std::string, std::string>> files;
   std::error_code ec;

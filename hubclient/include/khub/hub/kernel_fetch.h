@@ -80,6 +80,11 @@ struct VersionInfo {
 [[nodiscard]] Expected<bool> has_variant(HubClient& client, const variants::HostInfo& host,
                                          const KernelRequest& request);
 
+/// Version (branch v<N>) or revision → commit, online or from cached refs; writes the ref. Offline a
+/// version may be found in the model folder, which switches `repo`.
+[[nodiscard]] Expected<std::string> resolve_commit(HubClient& client, RepoRef& repo, std::optional<int> version,
+                                                   std::string_view revision);
+
 /// git_lfs_concat hash of a cached variant dir from its blob names (kernel-layout §15.2 re-check).
 [[nodiscard]] Expected<std::string> variant_lock_hash(const std::filesystem::path& variant_dir);
 
