@@ -138,6 +138,7 @@ TEST(ResolveUpstreamCases, RocmUniversalAndCudaOnlySets) {
   EXPECT_EQ(accepted({"torch29-cxx11-rocm70-x86_64-linux"}, linux_host({2, 9}, rocm(7, 0))),
             Names{"torch29-cxx11-rocm70-x86_64-linux"});
   EXPECT_EQ(accepted({"torch210-cxx11-rocm70-x86_64-linux"}, linux_host({2, 9}, rocm(7, 0))), Names{});
+  EXPECT_EQ(accepted(kSetR, linux_host({2, 9}, rocm(7, 0))), Names{});
   EXPECT_EQ(accepted({"torch-universal"}, linux_host({2, 10}, rocm(7, 0))), Names{"torch-universal"});
   const Names cuda_only = {"torch210-cxx11-cu126-x86_64-linux", "torch210-cxx11-cu128-x86_64-linux",
                            "torch210-cxx11-cu130-x86_64-linux"};
@@ -222,6 +223,28 @@ TEST(Resolve, FirstLoadableSkipsNoarchAndTvmFfi) {
   r = resolve_variants(kSetM, h);
   ASSERT_NE(first_loadable(r), nullptr);
   EXPECT_EQ(first_loadable(r)->name, "torch212-cu130-x86_64-linux");
+}
+
+TEST(Resolve, ChooseLoadableExplainsFailures) {
+  const Resolution r = resolve_variants(kSetR, linux_host({2, 10}, cuda(12, 8)));
+  Expected<const Decision*> ok = choose_loadable(r, "r");  // points into r
+  ASSERT_TRUE(ok);
+  EXPECT_EQ((*ok)->name, "torch210-cxx11-cu128-x86_64-linux");
+
+  Expected<const Decision*> none =
+      choose_loadable(resolve_variants(kSetR, linux_host({2, 10}, rocm(7, 1))), "org/k (revision: v1)");
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code, ErrorCode::NoVariant);
+  EXPECT_EQ(none.error().message, "Cannot find a build variant for this system in org/k (revision: v1)");
+  ASSERT_EQ(none.error().notes.size(), kSetR.size());
+  EXPECT_EQ(none.error().notes[0], "torch210-cpu-aarch64-darwin: CPU (aarch64) does not match system CPU (x86_64)");
+
+  Expected<const Decision*> python_only =
+      choose_loadable(resolve_variants(kSetR, linux_host(std::nullopt, cuda(12, 8))), "org/k (revision: v1)");
+  ASSERT_FALSE(python_only);
+  EXPECT_EQ(python_only.error().message, "no variant in org/k (revision: v1) loads without Python: accepted torch-cuda");
+  EXPECT_EQ(python_only.error().notes[0], "torch-cuda compatible, preferred \u2705");
+  EXPECT_FALSE(python_only.error().hint.empty());
 }
 
 }  // namespace

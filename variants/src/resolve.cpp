@@ -166,4 +166,23 @@ const Decision* first_loadable(const Resolution& resolution) {
   return nullptr;
 }
 
+Expected<const Decision*> choose_loadable(const Resolution& resolution, std::string_view where) {
+  if (const Decision* d = first_loadable(resolution)) return d;
+  Error error(ErrorCode::NoVariant, "Cannot find a build variant for this system in " + std::string(where));
+  if (resolution.chosen()) {
+    std::string names;
+    for (const std::string& name : resolution.accepted()) names += (names.empty() ? "" : ", ") + name;
+    error.message = "no variant in " + std::string(where) + " loads without Python: accepted " + names;
+    error.hint = "load it from Python with the `kernels` package, or publish a torch arch or stable-ABI build";
+  }
+  const std::string trace = resolution.trace();
+  for (size_t start = 0; start < trace.size();) {
+    size_t end = trace.find('\n', start);
+    if (end == std::string::npos) end = trace.size();
+    error.notes.push_back(trace.substr(start, end - start));
+    start = end + 1;
+  }
+  return error;
+}
+
 }  // namespace khub::variants

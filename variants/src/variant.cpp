@@ -2,7 +2,6 @@
 #include "khub/variants/variant.h"
 
 #include <cassert>
-#include <cstdint>
 #include <vector>
 
 #include "python_repr.h"
@@ -86,7 +85,7 @@ Expected<ArchVariant> parse_arch(Framework framework, const std::vector<std::str
   return ArchVariant{framework, backend, std::string(parts[first + 1]), std::string(parts[first + 2])};
 }
 
-Expected<Variant> arch(Expected<ArchVariant> parsed) {
+Expected<Variant> as_variant(Expected<ArchVariant> parsed) {
   if (!parsed) return std::move(parsed).error();
   Variant v;
   v.arch = std::move(parsed).value();
@@ -183,7 +182,7 @@ Expected<Variant> parse_variant(std::string_view name) {
   if (name.substr(0, 16) == "torch-stable-abi") {
     std::string framework = join_dash(parts, 0, 3);
     KHUB_TRY(Version version, parse_numbered(framework, "torch-stable-abi", false, "Torch stable ABI"));
-    return arch(parse_arch(Framework{FrameworkKind::TorchStableAbi, version, std::nullopt}, parts, 3));
+    return as_variant(parse_arch(Framework{FrameworkKind::TorchStableAbi, version, std::nullopt}, parts, 3));
   }
   if (head == "torch") {
     Variant v;
@@ -196,12 +195,12 @@ Expected<Variant> parse_variant(std::string_view name) {
     KHUB_TRY(Version version, parse_numbered(head, "torch", false, "Torch", framework));
     std::optional<bool> cxx11;
     if (tagged) cxx11 = parts[1] == "cxx11";
-    return arch(parse_arch(Framework{FrameworkKind::Torch, version, cxx11}, parts, tagged ? 2 : 1));
+    return as_variant(parse_arch(Framework{FrameworkKind::Torch, version, cxx11}, parts, tagged ? 2 : 1));
   }
   if (head == "tvm" && parts.size() >= 2 && parts[1].substr(0, 3) == "ffi") {
     // `tvm-ffi(\d+?)(\d+)`: the lazy first group takes exactly one digit.
     KHUB_TRY(Version version, parse_numbered("tvm-" + std::string(parts[1]), "tvm-ffi", false, "TvmFfi"));
-    return arch(parse_arch(Framework{FrameworkKind::TvmFfi, version, std::nullopt}, parts, 2));
+    return as_variant(parse_arch(Framework{FrameworkKind::TvmFfi, version, std::nullopt}, parts, 2));
   }
   return invalid("Unknown framework in variant string: " + python_repr(name));
 }

@@ -48,4 +48,10 @@ struct Resolution {
 /// khub loads only natively loadable kinds: the first accepted torch arch / stable-ABI variant.
 [[nodiscard]] const Decision* first_loadable(const Resolution& resolution);
 
+/// first_loadable() (a pointer into `resolution`) or a NoVariant error whose notes are the trace lines. `where` names the source,
+/// e.g. `kernels-community/relu (revision: v1)`. Nothing accepted: upstream's
+/// `Cannot find a build variant for this system in <where>`; only noarch/tvm-ffi accepted:
+/// `no variant in <where> loads without Python: accepted <names>` (kernel-layout.md §8).
+[[nodiscard]] Expected<const Decision*> choose_loadable(const Resolution& resolution, std::string_view where);
+
 }  // namespace khub::variants
