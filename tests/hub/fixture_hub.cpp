@@ -30,7 +30,7 @@ struct FixtureHub::State {
   mutable std::mutex mutex;
   std::map<std::string, Repo> repos;
   std::map<std::string, bool> trusted;
-  std::map<std::string, std::string> blobs;  // sha256 → content
+  std::map<std::string, std::shared_ptr<const std::string>> blobs;  // sha256 → content
   std::string token;
   Faults faults;
   std::vector<RequestRecord> log;
@@ -93,32 +93,35 @@ struct FixtureHub::State {
   static std::string etag_of(const FixtureFile& f) {
     return f.lfs ? sha256_hex(f.content) : git_blob_sha1_hex(f.content);
   }
-  void serve_bytes(const httplib::Request& req, httplib::Response& res, std::string body) {
-    if (faults.corrupt && matches(req) && !body.empty()) body[0] = static_cast<char>(body[0] ^ 0x5a);
+  // Serves `body` (shared, not copied) with Range support and the body faults.
+  void serve_bytes(const httplib::Request& req, httplib::Response& res, std::shared_ptr<const std::string> body) {
+    if (faults.corrupt && matches(req) && !body->empty()) {
+      auto bad = std::make_shared<std::string>(*body);
+      (*bad)[0] = static_cast<char>((*bad)[0] ^ 0x5a);
+      body = bad;
+    }
     res.set_header("Accept-Ranges", "bytes");
     std::size_t start = 0;
     std::string range = req.get_header_value("Range");
     if (!range.empty() && !(faults.ignore_range && matches(req))) {
-      start = std::stoull(range.substr(range.find('=') + 1));
-      if (start > body.size()) start = body.size();
+      start = std::min<std::size_t>(std::stoull(range.substr(range.find('=') + 1)), body->size());
       res.status = 206;
-      res.set_header("Content-Range", "bytes " + std::to_string(start) + "-" + std::to_string(body.size() - 1) + "/" +
-                                          std::to_string(body.size()));
+      res.set_header("Content-Range", "bytes " + std::to_string(start) + "-" + std::to_string(body->size() - 1) + "/" +
+                                          std::to_string(body->size()));
     }
     // httplib slices ranged responses itself; this fixture decides ranges on its own.
     const_cast<httplib::Request&>(req).ranges.clear();
-    auto data = std::make_shared<std::string>(body.substr(start));
     std::size_t drop = std::string::npos;
     if (faults.drop_count > 0 && matches(req) && req.method == "GET") {
       --faults.drop_count;
       drop = faults.drop_after;
     }
-    res.set_content_provider(data->size(), "application/octet-stream",
-                             [data, drop](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+    res.set_content_provider(body->size() - start, "application/octet-stream",
+                             [body, start, drop](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
                                if (offset >= drop) return false;  // drop the connection
-                               std::size_t n = std::min({length, data->size() - offset, std::size_t{1} << 16});
+                               std::size_t n = std::min({length, body->size() - start - offset, std::size_t{1} << 20});
                                if (drop != std::string::npos) n = std::min(n, drop - offset);
-                               sink.write(data->data() + offset, n);
+                               sink.write(body->data() + start + offset, n);
                                return true;
                              });
   }
@@ -240,7 +243,7 @@ void FixtureHub::State::routes() {
               if (it == files.end()) return s.error(res, 404, "EntryNotFound", "Entry not found");
               res.set_header("ETag", "\"" + s.etag_of(it->second) + "\"");
               res.set_header("X-Repo-Commit", std::string(req.matches[4]));
-              s.serve_bytes(req, res, it->second.content);
+              s.serve_bytes(req, res, std::make_shared<const std::string>(it->second.content));
             });
 
   s.hub.Get(R"(/(kernels/)?([^/]+)/([^/]+)/resolve/([^/]+)/(.+))", [&s](const Request& req, Response& res) {
@@ -280,7 +283,7 @@ void FixtureHub::State::routes() {
       return;
     }
     res.set_header("ETag", "\"" + s.etag_of(f) + "\"");
-    s.serve_bytes(req, res, f.content);
+    s.serve_bytes(req, res, std::make_shared<const std::string>(f.content));
   });
 
   s.cdn.Get(R"(/blobs/([0-9a-f]{64}))", [&s](const Request& req, Response& res) {
@@ -330,7 +333,7 @@ std::string FixtureHub::commit(const std::string& id, const std::string& branch,
   repo.type = type;
   std::string commit = git_blob_sha1_hex(id + "@" + branch + "#" + std::to_string(++state_->commit_counter));
   for (const auto& [path, f] : files)
-    if (f.lfs) state_->blobs[sha256_hex(f.content)] = f.content;
+    if (f.lfs) state_->blobs[sha256_hex(f.content)] = std::make_shared<const std::string>(f.content);
   repo.commits[commit] = std::move(files);
   if (!repo.branches.count(branch)) repo.branch_order.push_back(branch);
   repo.branches[branch] = commit;
