@@ -84,10 +84,12 @@ void BM_FirstGetKernelFromHub(benchmark::State& state) {
 BENCHMARK(BM_FirstGetKernelFromHub)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 void BM_WarmGetKernelOnline(benchmark::State& state) {
+  world().hub.clear_requests();
   for (auto _ : state) {
     auto k = get_kernel("org/rmsnorm", world().options);
     if (!k) state.SkipWithError(k.error().message.c_str());
   }
+  state.counters["http_requests"] = static_cast<double>(world().hub.requests().size());
 }
 BENCHMARK(BM_WarmGetKernelOnline)->Unit(benchmark::kMillisecond);
 

@@ -67,6 +67,12 @@ std::map<std::string, Memo>& memos() {
   return m;
 }
 
+// Listings at a commit never change: keep them for the process.
+std::map<std::string, std::vector<TreeEntry>>& listings() {
+  static std::map<std::string, std::vector<TreeEntry>> m;
+  return m;
+}
+
 std::string memo_key(const HubClient& client, const KernelRequest& r, RepoType type) {
   return std::to_string(client.instance_id()) + "|" + std::string(to_string(type)) + "|" + r.repo_id + "|" +
          (r.version ? "v" + std::to_string(*r.version) : "@" + r.revision);
@@ -199,7 +205,18 @@ Expected<FetchedKernel> fetch_kernel(HubClient& client, const variants::HostInfo
   CacheLayout cache = cache_of(client);
   k.variant_dir = cache.snapshot_dir(k.repo, k.commit) / "build" / k.variant;
   if (online) {
-    KHUB_TRY(auto files, list_variant_files(client, k.repo, k.commit, k.variant));
+    const std::string key = std::to_string(client.instance_id()) + "|" + repo_folder_name(k.repo) + "|" + k.commit +
+                            "|" + k.variant;
+    std::vector<TreeEntry> files;
+    {
+      std::lock_guard<std::mutex> g(memo_mutex());
+      if (auto it = listings().find(key); it != listings().end()) files = it->second;
+    }
+    if (files.empty()) {
+      KHUB_TRY(files, list_variant_files(client, k.repo, k.commit, k.variant));
+      std::lock_guard<std::mutex> g(memo_mutex());
+      listings()[key] = files;
+    }
     KHUB_CHECK(fetch_files(client, k.repo, k.commit, files));
   } else if (k.metadata.digest) {
     std::error_code ec;

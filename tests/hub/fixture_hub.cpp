@@ -307,6 +307,8 @@ FixtureHub::FixtureHub() : state_(std::make_unique<State>()) {
   state_->routes();
   // Clients that outlive a test keep connections open; do not let stop() wait long for them.
   state_->hub.set_keep_alive_timeout(1);
+  state_->hub.set_tcp_nodelay(true);
+  state_->cdn.set_tcp_nodelay(true);
   state_->cdn.set_keep_alive_timeout(1);
   state_->hub_port = state_->hub.bind_to_any_port("127.0.0.1");
   state_->cdn_port = state_->cdn.bind_to_any_port("127.0.0.1");
