@@ -1,0 +1,67 @@
+#pragma once
+// Content-addressed blob files: blobs/<aa>/<sha256>. A blob appears only after its bytes are on disk
+// and hashed (write to tmp/, fsync, rename), so a crash leaves at most a stray temp file.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "khub/base/error.h"
+#include "khub/base/hash.h"
+
+namespace khub::localhub {
+
+struct BlobInfo {
+  std::string sha256;
+  std::uint64_t size = 0;
+};
+
+class BlobStore {
+ public:
+  explicit BlobStore(std::filesystem::path root);
+
+  /// Streams one new blob into a temp file while hashing it.
+  class Writer {
+   public:
+    Writer(Writer&&) noexcept;
+    Writer& operator=(Writer&&) noexcept;
+    ~Writer();  // removes the temp file unless commit() succeeded
+    [[nodiscard]] Status write(std::string_view data);
+    [[nodiscard]] std::uint64_t size() const { return size_; }
+    /// Syncs and renames into place. Integrity when `expected_sha256`/`expected_size` are given
+    /// and differ (the temp file is removed).
+    [[nodiscard]] Expected<BlobInfo> commit(std::string_view expected_sha256 = {},
+                                            std::optional<std::uint64_t> expected_size = {});
+
+   private:
+    friend class BlobStore;
+    Writer(BlobStore* store, std::filesystem::path tmp, int fd);
+    BlobStore* store_ = nullptr;
+    std::filesystem::path tmp_;
+    int fd_ = -1;
+    std::uint64_t size_ = 0;
+    std::unique_ptr<Hasher> hasher_;
+  };
+
+  [[nodiscard]] Expected<Writer> begin();
+  /// Writes a whole in-memory blob.
+  [[nodiscard]] Expected<BlobInfo> put(std::string_view data);
+  [[nodiscard]] bool contains(std::string_view sha256) const;
+  /// Size of a stored blob, nullopt when absent.
+  [[nodiscard]] std::optional<std::uint64_t> size_of(std::string_view sha256) const;
+  [[nodiscard]] std::filesystem::path path_of(std::string_view sha256) const;
+  /// Reads a whole blob (small files only).
+  [[nodiscard]] Expected<std::string> read(std::string_view sha256) const;
+  /// Folder for in-progress uploads (multipart parts), inside the store.
+  [[nodiscard]] std::filesystem::path upload_dir() const { return root_ / "uploads"; }
+  [[nodiscard]] std::filesystem::path tmp_dir() const { return root_ / "tmp"; }
+  /// Deletes temp files and stale uploads left by a killed process.
+  void remove_leftovers();
+
+ private:
+  std::filesystem::path root_;
+};
+
+}  // namespace khub::localhub

@@ -1,0 +1,60 @@
+#pragma once
+// The Hub-compatible HTTP server: kernel and model repos, resolve with Hub headers, the upload
+// flow (preupload, Git LFS batch, NDJSON commit), refs, trees, org overview and whoami.
+//   Server server({.root = dir});           // port 0 = any free port on 127.0.0.1
+//   if (auto st = server.start(); !st) ...  // listening when it returns
+//   client.get(server.url() + "/api/...");
+//   server.stop();
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "khub/base/error.h"
+#include "khub/localhub/config.h"
+#include "khub/localhub/store.h"
+
+namespace khub::localhub {
+
+struct ServerOptions {
+  std::filesystem::path root;  // store folder, created when absent
+  std::string host = "127.0.0.1";
+  int port = 0;  // 0 = pick a free port
+  ServerConfig config;
+  int threads = 64;  // worker threads (one per open connection)
+  /// Receives one line per request ("127.0.0.1 GET /api/... 200 123B 1.2ms"); may be empty.
+  std::function<void(std::string_view line)> request_log;
+  StoreOptions store;
+};
+
+/// True for 127.0.0.0/8, ::1 and "localhost".
+[[nodiscard]] bool is_loopback_host(std::string_view host);
+
+class Server {
+ public:
+  explicit Server(ServerOptions options);
+  ~Server();  // stops
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  /// Opens the store, binds and starts serving on a background thread. InvalidArgument when
+  /// asked to bind a non-loopback address with no token configured; Io/Network on failure.
+  [[nodiscard]] Status start();
+  /// Bound port (valid after start()).
+  [[nodiscard]] int port() const;
+  /// "http://host:port".
+  [[nodiscard]] std::string url() const;
+  /// Blocks until stop() is called from another thread or a signal handler thread.
+  void wait();
+  /// Stops accepting, finishes in-flight requests, closes the store. Idempotent.
+  void stop();
+  [[nodiscard]] RepoStore& store();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace khub::localhub

@@ -1,0 +1,156 @@
+#pragma once
+// RepoStore: the local hub's storage. File contents live in a content-addressed blob folder
+// (BlobStore, keyed by sha256); repos, refs, commits and trees live in SQLite (WAL mode). A commit
+// writes its blobs first and then changes the database in one transaction, so a crash at any point
+// leaves either the old or the new state, never a mix.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "khub/base/error.h"
+#include "khub/localhub/blob_store.h"
+
+namespace khub::localhub {
+
+enum class RepoType { Model, Dataset, Space, Kernel };
+
+/// "model" → Model etc.; nullopt for anything else.
+[[nodiscard]] std::optional<RepoType> parse_repo_type(std::string_view text);
+/// "model", "dataset", "space", "kernel".
+[[nodiscard]] std::string_view to_string(RepoType type);
+
+struct RepoKey {
+  RepoType type = RepoType::Model;
+  std::string ns;
+  std::string name;
+  [[nodiscard]] std::string id() const { return ns + "/" + name; }
+};
+
+struct RepoRecord {
+  std::int64_t rowid = 0;
+  RepoKey key;
+  bool is_private = false;
+  std::int64_t created_at = 0;  // unix seconds
+  std::string gated;            // "" (open), "auto" (any signed-in user) or "manual" (granted tokens)
+};
+
+/// One file of a commit's tree. `git_oid` is the git blob sha1 (of the pointer text for LFS files).
+struct FileEntry {
+  std::string path;
+  std::uint64_t size = 0;
+  std::string git_oid;
+  std::string sha256;
+  bool lfs = false;
+};
+
+struct CommitRecord {
+  std::string oid;
+  std::string tree_oid;
+  std::string parent;  // empty for the first commit
+  std::string summary;
+  std::string description;
+  std::int64_t created_at = 0;
+};
+
+enum class RefKind { Branch, Tag, PullRequest };
+
+struct RefRecord {
+  RefKind kind = RefKind::Branch;
+  std::string name;  // "main", "v1", or the PR number
+  std::string commit;
+};
+
+enum class OpKind { AddFile, DeleteFile, DeleteFolder };
+
+/// One change of a commit. For AddFile the content must already be in the blob store.
+struct CommitOp {
+  OpKind kind = OpKind::AddFile;
+  std::string path;
+  std::string sha256;  // AddFile: content
+  std::uint64_t size = 0;
+  bool lfs = false;
+};
+
+struct CommitRequest {
+  std::string summary;
+  std::string description;
+  std::string parent_commit;  // optional: fail with Conflict (412) when the branch moved
+  std::vector<CommitOp> ops;
+  bool create_pr = false;
+};
+
+struct CommitResult {
+  std::string oid;
+  int pr_number = 0;  // > 0 when a pull request was opened
+};
+
+struct StoreOptions {
+  /// Called between the steps of a commit ("blobs-written", "in-transaction"); tests use it to
+  /// kill the process mid-commit.
+  std::function<void(std::string_view stage)> test_hook;
+};
+
+class RepoStore {
+ public:
+  /// Opens (creating when absent) the store under `root`: root/hub.sqlite3 and root/blobs/.
+  /// Removes temp files a killed process left behind. Io on failure.
+  [[nodiscard]] static Expected<std::unique_ptr<RepoStore>> open(const std::filesystem::path& root,
+                                                                 StoreOptions options = {});
+  ~RepoStore();
+  RepoStore(const RepoStore&) = delete;
+  RepoStore& operator=(const RepoStore&) = delete;
+
+  /// Creates the repo with a first commit on `main` holding `.gitattributes`. Conflict if it exists.
+  [[nodiscard]] Expected<RepoRecord> create_repo(const RepoKey& key, bool is_private);
+  /// RepoNotFound when absent.
+  [[nodiscard]] Status delete_repo(const RepoKey& key);
+  [[nodiscard]] Expected<RepoRecord> find_repo(const RepoKey& key) const;
+  /// Makes a repo private or public. RepoNotFound when absent.
+  [[nodiscard]] Status set_private(const RepoKey& key, bool is_private);
+  /// Sets the gating mode: "", "auto" or "manual". RepoNotFound when absent.
+  [[nodiscard]] Status set_gated(const RepoKey& key, std::string_view mode);
+  /// True when some commit of `repo` has a file with this content.
+  [[nodiscard]] Expected<bool> references_blob(const RepoRecord& repo, std::string_view sha256) const;
+
+  /// Branch, tag, refs/heads/x, refs/tags/x, refs/pr/N or a 40-hex commit of this repo → commit
+  /// oid; RevisionNotFound otherwise.
+  [[nodiscard]] Expected<std::string> resolve_revision(const RepoRecord& repo, std::string_view rev) const;
+  [[nodiscard]] Expected<CommitRecord> commit_info(const RepoRecord& repo, std::string_view oid) const;
+  /// Files of a commit's tree, sorted by path.
+  [[nodiscard]] Expected<std::vector<FileEntry>> list_files(const RepoRecord& repo,
+                                                            std::string_view commit) const;
+  /// One file of a commit's tree; nullopt when the commit has no such file.
+  [[nodiscard]] Expected<std::optional<FileEntry>> find_file(const RepoRecord& repo, std::string_view commit,
+                                                             std::string_view path) const;
+  /// Commits reachable from `commit`, newest first.
+  [[nodiscard]] Expected<std::vector<CommitRecord>> history(const RepoRecord& repo,
+                                                            std::string_view commit) const;
+
+  [[nodiscard]] Expected<std::vector<RefRecord>> list_refs(const RepoRecord& repo) const;
+  /// Conflict when the ref exists (unless overwrite), RevisionNotFound for a bad start.
+  [[nodiscard]] Status create_ref(const RepoRecord& repo, RefKind kind, std::string_view name,
+                                  std::string_view commit, bool overwrite = false);
+  /// RevisionNotFound when absent; InvalidArgument for `main`.
+  [[nodiscard]] Status delete_ref(const RepoRecord& repo, RefKind kind, std::string_view name);
+
+  /// Applies `request` on top of branch `revision` (or `refs/pr/N`) atomically. Errors:
+  /// RevisionNotFound, Conflict (stale parent), EntryNotFound (deleting an absent file),
+  /// Integrity (AddFile whose blob is missing or has another size).
+  [[nodiscard]] Expected<CommitResult> commit(const RepoRecord& repo, std::string_view revision,
+                                              const CommitRequest& request);
+
+  [[nodiscard]] BlobStore& blobs();
+  [[nodiscard]] const std::filesystem::path& root() const;
+
+ private:
+  struct Impl;
+  explicit RepoStore(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace khub::localhub

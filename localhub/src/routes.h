@@ -1,0 +1,58 @@
+#pragma once
+// Route handlers, one group per file: routes_repo.cpp (repos, refs, trees, orgs, whoami),
+// routes_files.cpp (resolve and blob downloads), routes_upload.cpp (preupload, Git LFS),
+// routes_commit.cpp (NDJSON commits). server.cpp parses the path and calls them.
+#include <string>
+#include <string_view>
+
+#include "http_util.h"
+
+namespace khub::localhub {
+
+using Req = httplib::Request;
+using Res = httplib::Response;
+using Reader = httplib::ContentReader;
+
+// routes_repo.cpp
+void get_whoami(Hub& hub, const Req& req, Res& res);
+void get_org_overview(Hub& hub, const Req& req, Res& res, std::string_view org);
+void get_repo_info(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::string_view rev);
+void get_refs(Hub& hub, const Req& req, Res& res, const RepoKey& key);
+void get_tree(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::string_view rev, std::string_view path);
+void get_commits(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::string_view rev);
+void post_paths_info(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key,
+                     std::string_view rev);
+void put_settings(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key);
+void get_auth_check(Hub& hub, const Req& req, Res& res, const RepoKey& key, bool write);
+void post_validate_yaml(Hub& hub, const Req& req, Res& res, const Reader& reader);
+void post_create_repo(Hub& hub, const Req& req, Res& res, const Reader& reader);
+void delete_repo(Hub& hub, const Req& req, Res& res, const Reader& reader);
+void post_ref(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key, RefKind kind,
+              std::string_view name);
+void delete_ref(Hub& hub, const Req& req, Res& res, const RepoKey& key, RefKind kind, std::string_view name);
+
+// routes_files.cpp
+void get_resolve(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::string_view rev,
+                 std::string_view path);
+void get_lfs_blob(Hub& hub, const Req& req, Res& res, std::string_view sha256);
+
+// routes_upload.cpp
+void post_preupload(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key,
+                    std::string_view rev);
+void post_lfs_batch(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key);
+void put_lfs_object(Hub& hub, const Req& req, Res& res, const Reader& reader, std::string_view oid, int part);
+void post_lfs_complete(Hub& hub, const Req& req, Res& res, const Reader& reader, std::string_view oid);
+void post_lfs_verify(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key);
+
+// routes_commit.cpp
+void post_commit(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key, std::string_view rev);
+
+/// Valid repo or namespace name: 1-96 of [A-Za-z0-9._-], not starting or ending with '.' or '-',
+/// no "--" or "..".
+[[nodiscard]] bool is_valid_repo_name(std::string_view name);
+/// Valid branch or tag name (git check-ref-format, roughly).
+[[nodiscard]] bool is_valid_ref_name(std::string_view name);
+/// "2026-11-30T08:00:00.000Z".
+[[nodiscard]] std::string iso_time(std::int64_t unix_seconds);
+
+}  // namespace khub::localhub

@@ -1,0 +1,402 @@
+// Repos, refs, trees, commits, organisations and whoami.
+#include <algorithm>
+#include <ctime>
+#include <map>
+
+#include "routes.h"
+#include "tree_hash.h"
+
+namespace khub::localhub {
+
+using nlohmann::json;
+
+std::string iso_time(std::int64_t t) {
+  std::time_t tt = static_cast<std::time_t>(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S.000Z", &tm);
+  return buf;
+}
+
+bool is_valid_repo_name(std::string_view n) {
+  if (n.empty() || n.size() > 96) return false;
+  for (char c : n) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') return false;
+  }
+  if (n.front() == '.' || n.front() == '-' || n.back() == '.' || n.back() == '-') return false;
+  return n.find("--") == std::string_view::npos && n.find("..") == std::string_view::npos;
+}
+
+bool is_valid_ref_name(std::string_view n) {
+  if (n.empty() || n.size() > 200 || n.starts_with("refs/") || n.front() == '/' || n.back() == '/' ||
+      n.back() == '.' || n.ends_with(".lock") || n.find("..") != std::string_view::npos ||
+      n.find("//") != std::string_view::npos || n.find("@{") != std::string_view::npos) {
+    return false;
+  }
+  for (unsigned char c : n) {
+    if (c < 0x21 || c == 0x7f || c == '~' || c == '^' || c == ':' || c == '?' || c == '*' || c == '[' || c == '\\') {
+      return false;
+    }
+  }
+  return true;
+}
+
+namespace {
+json file_json(const FileEntry& f) {
+  json j{{"type", "file"}, {"oid", f.git_oid}, {"size", f.size}, {"path", f.path}};
+  if (f.lfs) {
+    j["lfs"] = {{"oid", f.sha256}, {"size", f.size}, {"pointerSize", lfs_pointer(f.sha256, f.size).size()}};
+  }
+  return j;
+}
+
+std::string parent_dir(std::string_view p) {
+  auto s = p.rfind('/');
+  return s == std::string_view::npos ? std::string() : std::string(p.substr(0, s));
+}
+
+// Reads a JSON object body; sends 400 and returns nullopt when it is not one.
+std::optional<json> json_body(const Hub& hub, const Reader& reader, Res& res) {
+  auto body = read_body(reader, 16u << 20);
+  if (!body) {
+    send_error(res, body.error());
+    return std::nullopt;
+  }
+  if (body->empty()) return json::object();
+  json j = json::parse(*body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    send_error(res, 400, "BadRequest", "request body is not a JSON object");
+    return std::nullopt;
+  }
+  (void)hub;
+  return j;
+}
+
+struct Resolved {
+  RepoRecord repo;
+  std::string commit;
+};
+
+std::optional<Resolved> resolve(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::string_view rev) {
+  auto who = hub.identify(req);
+  auto repo = find_readable_repo(hub, who, key, res);
+  if (!repo) return std::nullopt;
+  auto commit = hub.store.resolve_revision(*repo, rev.empty() ? "main" : rev);
+  if (!commit) {
+    send_error(res, commit.error());
+    return std::nullopt;
+  }
+  return Resolved{*repo, *commit};
+}
+}  // namespace
+
+void get_whoami(Hub& hub, const Req& req, Res& res) {
+  auto who = hub.identify(req);
+  if (!who.grant) return send_error(res, 401, "Unauthorized", "Invalid user token.");
+  const auto& g = *who.grant;
+  json orgs = json::array();
+  for (const auto& o : g.orgs) orgs.push_back({{"type", "org"}, {"name", o}, {"fullname", o}, {"roleInOrg", "write"}});
+  send_json(res, {{"type", "user"},
+                  {"id", hub.sign("user:" + g.user).substr(0, 24)},
+                  {"name", g.user},
+                  {"fullname", g.user},
+                  {"orgs", orgs},
+                  {"auth",
+                   {{"type", "access_token"},
+                    {"accessToken", {{"displayName", "khub"}, {"role", g.write ? "write" : "read"}}}}}});
+}
+
+void get_org_overview(Hub& hub, const Req& /*req*/, Res& res, std::string_view org) {
+  const auto& c = hub.config;
+  bool trusted = std::find(c.trusted_orgs.begin(), c.trusted_orgs.end(), org) != c.trusted_orgs.end();
+  bool is_user = std::any_of(c.tokens.begin(), c.tokens.end(), [&](const auto& g) { return g.user == org; });
+  if (is_user && !trusted) return send_error(res, 404, "NotFound", "Organization not found");
+  send_json(res, {{"name", org}, {"fullname", org}, {"avatarUrl", ""}, {"type", "org"},
+                  {"trustedKernelPublisher", trusted}});
+}
+
+void get_repo_info(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::string_view rev) {
+  auto r = resolve(hub, req, res, key, rev);
+  if (!r) return;
+  auto info = hub.store.commit_info(r->repo, r->commit);
+  auto files = hub.store.list_files(r->repo, r->commit);
+  if (!info) return send_error(res, info.error());
+  if (!files) return send_error(res, files.error());
+  bool blobs = req.get_param_value("blobs") == "true" || req.get_param_value("blobs") == "1";
+  json siblings = json::array();
+  json names = json::array();
+  for (const auto& f : *files) {
+    json s{{"rfilename", f.path}};
+    if (blobs) {
+      s["size"] = f.size;
+      s["blobId"] = f.git_oid;
+      if (f.lfs) s["lfs"] = {{"size", f.size}, {"sha256", f.sha256}, {"pointerSize", lfs_pointer(f.sha256, f.size).size()}};
+    }
+    siblings.push_back(std::move(s));
+    names.push_back(f.path);
+  }
+  const auto& c = hub.config;
+  json j{{"_id", hub.sign("repo:" + std::to_string(r->repo.rowid)).substr(0, 24)},
+         {"id", key.id()},
+         {"author", key.ns},
+         {"sha", r->commit},
+         {"private", r->repo.is_private},
+         {"gated", r->repo.gated.empty() ? json(false) : json(r->repo.gated)},
+         {"disabled", false},
+         {"downloads", 0},
+         {"likes", 0},
+         {"isLikedByUser", false},
+         {"tags", json::array()},
+         {"createdAt", iso_time(r->repo.created_at)},
+         {"lastModified", iso_time(info->created_at)}};
+  if (key.type == RepoType::Kernel) {
+    j["repoType"] = "kernel";
+    j["files"] = names;
+    j["trustedPublisher"] = std::find(c.trusted_orgs.begin(), c.trusted_orgs.end(), key.ns) != c.trusted_orgs.end();
+  } else {
+    j["siblings"] = siblings;
+  }
+  send_json(res, j);
+}
+
+void get_refs(Hub& hub, const Req& req, Res& res, const RepoKey& key) {
+  auto who = hub.identify(req);
+  auto repo = find_readable_repo(hub, who, key, res);
+  if (!repo) return;
+  auto refs = hub.store.list_refs(*repo);
+  if (!refs) return send_error(res, refs.error());
+  json branches = json::array(), tags = json::array(), prs = json::array();
+  for (const auto& r : *refs) {
+    switch (r.kind) {
+      case RefKind::Branch: branches.push_back({{"name", r.name}, {"ref", "refs/heads/" + r.name}, {"targetCommit", r.commit}}); break;
+      case RefKind::Tag: tags.push_back({{"name", r.name}, {"ref", "refs/tags/" + r.name}, {"targetCommit", r.commit}}); break;
+      case RefKind::PullRequest: prs.push_back({{"name", r.name}, {"ref", "refs/pr/" + r.name}, {"targetCommit", r.commit}}); break;
+    }
+  }
+  json j{{"branches", branches}, {"tags", tags}, {"converts", json::array()}};
+  auto inc = req.get_param_value("include_prs");
+  if (inc == "1" || inc == "true") j["pullRequests"] = prs;
+  send_json(res, j);
+}
+
+void get_tree(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::string_view rev, std::string_view raw_path) {
+  auto r = resolve(hub, req, res, key, rev);
+  if (!r) return;
+  auto files = hub.store.list_files(r->repo, r->commit);
+  if (!files) return send_error(res, files.error());
+  std::string path(raw_path);
+  while (!path.empty() && path.back() == '/') path.pop_back();
+  auto dirs = directory_oids(*files);
+  if (!path.empty() && !dirs.count(path)) {
+    return send_error(res, 404, "EntryNotFound", "Entry not found: " + path);
+  }
+  auto rec = req.get_param_value("recursive");
+  bool recursive = rec == "true" || rec == "1" || rec == "True";
+  auto under = [&](const std::string& p) { return path.empty() || p.starts_with(path + "/"); };
+  std::map<std::string, json> entries;
+  for (const auto& [d, oid] : dirs) {
+    if (d.empty() || !under(d) || (!recursive && parent_dir(d) != path)) continue;
+    entries.emplace(d, json{{"type", "directory"}, {"oid", oid}, {"size", 0}, {"path", d}});
+  }
+  for (const auto& f : *files) {
+    if (!under(f.path) || (!recursive && parent_dir(f.path) != path)) continue;
+    entries.emplace(f.path, file_json(f));
+  }
+  std::size_t limit = 1000;
+  if (auto l = req.get_param_value("limit"); !l.empty()) limit = std::clamp<std::size_t>(std::strtoul(l.c_str(), nullptr, 10), 1, 10000);
+  std::size_t cursor = std::strtoul(req.get_param_value("cursor").c_str(), nullptr, 10);
+  json page = json::array();
+  std::size_t i = 0;
+  for (auto& [p, e] : entries) {
+    if (i >= cursor && page.size() < limit) page.push_back(std::move(e));
+    ++i;
+  }
+  if (cursor + limit < entries.size()) {
+    std::string next = base_url(req, hub.port) + "/api/" + std::string(to_string(key.type)) + "s/" + key.id() +
+                       "/tree/" + url_encode(rev.empty() ? "main" : rev, false) +
+                       (path.empty() ? "" : "/" + url_encode(path, true)) + "?recursive=" +
+                       (recursive ? "true" : "false") + "&limit=" + std::to_string(limit) +
+                       "&cursor=" + std::to_string(cursor + limit);
+    res.set_header("Link", "<" + next + ">; rel=\"next\"");
+  }
+  send_json(res, page);
+}
+
+void get_commits(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::string_view rev) {
+  auto r = resolve(hub, req, res, key, rev);
+  if (!r) return;
+  auto list = hub.store.history(r->repo, r->commit);
+  if (!list) return send_error(res, list.error());
+  json out = json::array();
+  for (const auto& c : *list) {
+    out.push_back({{"id", c.oid}, {"title", c.summary}, {"message", c.description},
+                   {"authors", json::array({{{"user", "khub"}}})}, {"date", iso_time(c.created_at)}});
+  }
+  res.set_header("X-Total-Count", std::to_string(out.size()));
+  send_json(res, out);
+}
+
+void post_paths_info(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key,
+                     std::string_view rev) {
+  auto body = read_body(reader, 4u << 20);
+  if (!body) return send_error(res, body.error());
+  std::vector<std::string> paths;
+  json j = json::parse(*body, nullptr, false);
+  if (!j.is_discarded() && j.is_object() && j.contains("paths") && j["paths"].is_array()) {
+    for (const auto& p : j["paths"]) {
+      if (p.is_string()) paths.push_back(p.get<std::string>());
+    }
+  } else {  // form-encoded: paths=a&paths=b
+    httplib::Params params;
+    httplib::detail::parse_query_text(*body, params);
+    for (auto [it, end] = params.equal_range("paths"); it != end; ++it) paths.push_back(it->second);
+  }
+  auto r = resolve(hub, req, res, key, rev);
+  if (!r) return;
+  auto files = hub.store.list_files(r->repo, r->commit);
+  if (!files) return send_error(res, files.error());
+  auto dirs = directory_oids(*files);
+  json out = json::array();
+  for (auto p : paths) {
+    while (!p.empty() && p.back() == '/') p.pop_back();
+    auto it = std::lower_bound(files->begin(), files->end(), p, [](const FileEntry& f, const std::string& s) { return f.path < s; });
+    if (it != files->end() && it->path == p) {
+      out.push_back(file_json(*it));
+    } else if (!p.empty() && dirs.count(p)) {
+      out.push_back({{"type", "directory"}, {"oid", dirs[p]}, {"size", 0}, {"path", p}});
+    }
+  }
+  send_json(res, out);
+}
+
+void put_settings(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key) {
+  auto j = json_body(hub, reader, res);
+  if (!j) return;
+  auto who = hub.identify(req);
+  if (!find_readable_repo(hub, who, key, res) || !require_write(hub, who, key.ns, res)) return;
+  std::optional<bool> is_private;
+  if (j->contains("private") && (*j)["private"].is_boolean()) is_private = (*j)["private"].get<bool>();
+  if (j->contains("visibility")) {
+    auto v = j->value("visibility", std::string());
+    if (v != "public" && v != "private") return send_error(res, 400, "BadRequest", "visibility must be public or private");
+    is_private = v == "private";
+  }
+  if (j->contains("gated")) {
+    const auto& g = (*j)["gated"];
+    if (!(g == false || g == "auto" || g == "manual")) return send_error(res, 400, "BadRequest", "gated must be false, \"auto\" or \"manual\"");
+    if (auto st = hub.store.set_gated(key, g == false ? std::string() : g.get<std::string>()); !st) {
+      return send_error(res, st.error());
+    }
+  }
+  if (is_private) {
+    if (auto st = hub.store.set_private(key, *is_private); !st) return send_error(res, st.error());
+  }
+  send_json(res, json::object());
+}
+
+void get_auth_check(Hub& hub, const Req& req, Res& res, const RepoKey& key, bool write) {
+  auto who = hub.identify(req);
+  if (!find_readable_repo(hub, who, key, res)) return;
+  if (write && !require_write(hub, who, key.ns, res)) return;
+  send_json(res, json::object());
+}
+
+void post_validate_yaml(Hub& hub, const Req& /*req*/, Res& res, const Reader& reader) {
+  // The README metadata block must be closed; its YAML itself is not interpreted here.
+  auto j = json_body(hub, reader, res);
+  if (!j) return;
+  auto content = j->value("content", std::string());
+  json errors = json::array();
+  if (content.starts_with("---\n") || content.starts_with("---\r\n")) {
+    auto close = content.find("\n---", 3);
+    if (close == std::string::npos) errors.push_back({{"message", "the metadata block opened by '---' is never closed"}});
+  }
+  send_json(res, {{"errors", errors}, {"warnings", json::array()}}, errors.empty() ? 200 : 400);
+}
+
+void post_create_repo(Hub& hub, const Req& req, Res& res, const Reader& reader) {
+  auto j = json_body(hub, reader, res);
+  if (!j) return;
+  auto who = hub.identify(req);
+  auto str = [&](const char* k) { return (*j).contains(k) && (*j)[k].is_string() ? (*j)[k].get<std::string>() : std::string(); };
+  RepoKey key;
+  key.name = str("name");
+  key.ns = str("organization");
+  if (key.ns.empty()) key.ns = who.grant ? who.grant->user : "khub";
+  auto type = parse_repo_type(str("type").empty() ? "model" : str("type"));
+  if (!type) return send_error(res, 400, "BadRequest", "unknown repo type '" + str("type") + "'");
+  key.type = *type;
+  if (!is_valid_repo_name(key.name) || !is_valid_repo_name(key.ns)) {
+    return send_error(res, 400, "BadRequest", "invalid repo id '" + key.id() + "'");
+  }
+  if (j->contains("private") && j->contains("visibility")) {
+    return send_error(res, 400, "BadRequest", "pass either private or visibility, not both");
+  }
+  bool is_private = j->contains("private") && (*j)["private"].is_boolean() && (*j)["private"].get<bool>();
+  if (auto v = str("visibility"); !v.empty()) {
+    if (v != "public" && v != "private") return send_error(res, 400, "BadRequest", "visibility must be public or private");
+    is_private = v == "private";
+  }
+  if (!require_write(hub, who, key.ns, res)) return;
+  std::string url = base_url(req, hub.port) + "/" + std::string(url_prefix(key.type)) + key.id();
+  auto rec = hub.store.create_repo(key, is_private);
+  if (!rec) {
+    if (rec.error().code == ErrorCode::Conflict) {
+      res.set_header("X-Error-Code", "RepoExists");
+      res.set_header("X-Error-Message", rec.error().message);
+      return send_json(res, {{"error", rec.error().message}, {"url", url}}, 409);
+    }
+    return send_error(res, rec.error());
+  }
+  send_json(res, {{"url", url}, {"name", key.id()}, {"id", hub.sign("repo:" + std::to_string(rec->rowid)).substr(0, 24)}});
+}
+
+void delete_repo(Hub& hub, const Req& req, Res& res, const Reader& reader) {
+  auto j = json_body(hub, reader, res);
+  if (!j) return;
+  auto who = hub.identify(req);
+  RepoKey key;
+  key.name = j->value("name", std::string());
+  key.ns = j->contains("organization") && (*j)["organization"].is_string() ? (*j)["organization"].get<std::string>()
+                                                                         : (who.grant ? who.grant->user : "khub");
+  auto type = parse_repo_type(j->value("type", std::string("model")));
+  if (!type) return send_error(res, 400, "BadRequest", "unknown repo type");
+  key.type = *type;
+  if (!require_write(hub, who, key.ns, res)) return;
+  if (auto st = hub.store.delete_repo(key); !st) return send_error(res, st.error());
+  send_json(res, json::object());
+}
+
+void post_ref(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key, RefKind kind,
+              std::string_view name) {
+  auto j = json_body(hub, reader, res);
+  if (!j) return;
+  auto who = hub.identify(req);
+  auto repo = find_readable_repo(hub, who, key, res);
+  if (!repo || !require_write(hub, who, key.ns, res)) return;
+  // Branch: POST …/branch/{name} {"startingPoint"?}; tag: POST …/tag/{revision} {"tag"}.
+  std::string ref_name(name), start = "main";
+  if (kind == RefKind::Tag) {
+    start = std::string(name);
+    ref_name = j->value("tag", std::string());
+  } else if (j->contains("startingPoint") && (*j)["startingPoint"].is_string()) {
+    start = (*j)["startingPoint"].get<std::string>();
+  }
+  if (!is_valid_ref_name(ref_name)) return send_error(res, 400, "BadRequest", "invalid reference name '" + ref_name + "'");
+  auto commit = hub.store.resolve_revision(*repo, start);
+  if (!commit) return send_error(res, commit.error());
+  bool overwrite = j->value("overwrite", false);
+  if (auto st = hub.store.create_ref(*repo, kind, ref_name, *commit, overwrite); !st) return send_error(res, st.error());
+  send_json(res, json::object());
+}
+
+void delete_ref(Hub& hub, const Req& req, Res& res, const RepoKey& key, RefKind kind, std::string_view name) {
+  auto who = hub.identify(req);
+  auto repo = find_readable_repo(hub, who, key, res);
+  if (!repo || !require_write(hub, who, key.ns, res)) return;
+  if (auto st = hub.store.delete_ref(*repo, kind, name); !st) return send_error(res, st.error());
+  send_json(res, json::object());
+}
+
+}  // namespace khub::localhub

@@ -1,0 +1,305 @@
+#include "khub/localhub/server.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "dispatch.h"
+#include "fault.h"
+#include "http_util.h"
+
+namespace khub::localhub {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+// Per-request state kept between the pre-routing hook, the handler and the logger; each
+// connection is served by one worker thread at a time.
+thread_local Clock::time_point t_start;
+thread_local std::optional<FaultRule> t_fault;
+
+std::string random_hex(size_t bytes) {
+  thread_local std::mt19937_64 rng(std::random_device{}());
+  std::string out;
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (size_t i = 0; i < bytes; ++i) {
+    auto b = static_cast<unsigned>(rng() & 0xff);
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 15]);
+  }
+  return out;
+}
+
+Expected<std::string> load_secret(const std::filesystem::path& root) {
+  auto file = root / "url-secret";
+  std::ifstream in(file);
+  std::string secret;
+  if (in && std::getline(in, secret) && secret.size() == 64) return secret;
+  secret = random_hex(32);
+  auto tmp = root / "url-secret.tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << secret << '\n';
+    if (!out) return Error(ErrorCode::Io, "cannot write " + tmp.string());
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, file, ec);
+  if (ec) return Error(ErrorCode::Io, "cannot write " + file.string() + ": " + ec.message());
+  return secret;
+}
+
+// Sends the response already in `res`, then closes the connection: used when the request body
+// was not read (it must not be parsed as the next request) and to cut a body short.
+void close_after(Res& res, std::size_t cut = std::string::npos) {
+  if (res.content_provider_) {
+    auto inner = res.content_provider_;
+    res.content_provider_ = [inner, cut](size_t off, size_t len, httplib::DataSink& sink) {
+      if (off >= cut) return false;
+      return inner(off, std::min(len, cut - off), sink) && cut == std::string::npos;
+    };
+    return;
+  }
+  if (res.body.empty()) return;
+  auto body = std::make_shared<std::string>(std::move(res.body));
+  res.body.clear();
+  auto type = res.get_header_value("Content-Type");
+  res.set_header("Connection", "close");
+  res.set_content_provider(body->size(), type, [body, cut](size_t off, size_t len, httplib::DataSink& sink) {
+    size_t n = std::min(len, cut == std::string::npos ? len : (cut > off ? cut - off : 0));
+    if (n > 0) sink.write(body->data() + off, n);
+    return false;
+  });
+}
+
+// cpp-httplib's set_header appends; these headers must appear once.
+void replace_header(Res& res, const std::string& key, const std::string& value) {
+  res.headers.erase(key);
+  res.set_header(key, value);
+}
+
+std::string flip_etag(std::string v) {
+  for (auto it = v.rbegin(); it != v.rend(); ++it) {
+    if (std::isxdigit(static_cast<unsigned char>(*it))) {
+      *it = *it == '0' ? '1' : '0';
+      break;
+    }
+  }
+  return v;
+}
+
+void apply_response_fault(const Req& req, Res& res) {
+  if (!t_fault) return;
+  switch (t_fault->action) {
+    case FaultAction::DropMidBody: {
+      std::size_t total = res.content_provider_ ? res.content_length_ : res.body.size();
+      close_after(res, total / 2);
+      break;
+    }
+    case FaultAction::WrongSize:
+      if (res.has_header("X-Linked-Size")) {
+        replace_header(res, "X-Linked-Size", std::to_string(std::stoull(res.get_header_value("X-Linked-Size")) + 1));
+      } else if (req.method == "HEAD" && res.content_provider_) {
+        res.content_length_ += 1;
+      }
+      break;
+    case FaultAction::WrongEtag:
+      for (const char* h : {"ETag", "X-Linked-Etag"}) {
+        if (res.has_header(h)) replace_header(res, h, flip_etag(res.get_header_value(h)));
+      }
+      break;
+    default: break;
+  }
+}
+}  // namespace
+
+bool is_loopback_host(std::string_view host) {
+  return host == "localhost" || host == "::1" || host == "[::1]" || host.starts_with("127.");
+}
+
+struct Server::Impl {
+  ServerOptions options;
+  std::unique_ptr<RepoStore> store;
+  std::unique_ptr<Hub> hub;
+  std::unique_ptr<FaultInjector> faults;
+  httplib::Server http;
+  std::thread listener;
+  std::mutex join_mutex;
+  int port = 0;
+
+  void join() {
+    std::lock_guard lock(join_mutex);
+    if (listener.joinable() && listener.get_id() != std::this_thread::get_id()) listener.join();
+  }
+
+  httplib::Server::HandlerResponse before(const Req& req, Res& res) {
+    t_start = Clock::now();
+    // Ranges are served by routes_files.cpp; keep cpp-httplib from applying them a second time.
+    auto& mutable_req = const_cast<Req&>(req);
+    mutable_req.ranges.clear();
+    auto trace = req.get_header_value("X-Amzn-Trace-Id");
+    res.set_header("X-Request-Id", trace.empty() ? random_hex(16) : trace);
+    bool resolver = req.path.find("/resolve/") != std::string::npos || req.path.starts_with("/lfs-blob/");
+    res.set_header("RateLimit", std::string(resolver ? "\"resolvers\"" : "\"api\"") + ";r=4999;t=300");
+    res.set_header("RateLimit-Policy", std::string("\"fixed window\";") + (resolver ? "\"resolvers\"" : "\"api\"") +
+                                           ";q=5000;w=300");
+    t_fault = faults->match(req.method, req.path);
+    if (!t_fault) return httplib::Server::HandlerResponse::Unhandled;
+    switch (t_fault->action) {
+      case FaultAction::Status:
+        send_error(res, t_fault->status, t_fault->status == 503 ? "ServiceUnavailable" : "InternalError",
+                   "injected fault: " + std::to_string(t_fault->status));
+        close_after(res);
+        return httplib::Server::HandlerResponse::Handled;
+      case FaultAction::RateLimit: {
+        auto t = std::to_string(t_fault->seconds);
+        replace_header(res, "RateLimit", std::string(resolver ? "\"resolvers\"" : "\"api\"") + ";r=0;t=" + t);
+        res.set_header("Retry-After", t);
+        send_error(res, 429, "RateLimited", "injected fault: rate limited, retry in " + t + " s");
+        close_after(res);
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      case FaultAction::Slow: std::this_thread::sleep_for(std::chrono::milliseconds(t_fault->millis)); break;
+      case FaultAction::IgnoreRange: {
+        auto it = mutable_req.headers.find("Range");
+        if (it != mutable_req.headers.end()) mutable_req.headers.erase(it);
+        break;
+      }
+      default: break;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  }
+
+  void log(const Req& req, const Res& res) const {
+    if (!options.request_log) return;
+    auto ms = std::chrono::duration<double, std::milli>(Clock::now() - t_start).count();
+    std::size_t bytes = res.content_provider_ ? res.content_length_ : res.body.size();
+    auto q = req.target.find('?');
+    std::ostringstream line;
+    line.precision(1);
+    line << req.remote_addr << " \"" << req.method << ' ' << req.target.substr(0, q) << "\" " << res.status << ' '
+         << (req.method == "HEAD" ? 0 : bytes) << "B " << std::fixed << ms << "ms";
+    options.request_log(line.str());
+  }
+};
+
+Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>()) { impl_->options = std::move(options); }
+
+Server::~Server() { stop(); }
+
+Status Server::start() {
+  auto& o = impl_->options;
+  if (!is_loopback_host(o.host) && o.config.tokens.empty()) {
+    return Error(ErrorCode::InvalidArgument,
+                 "refusing to serve on " + o.host + " without tokens: anyone on the network could write",
+                 "pass --token TOKEN[:read|:write] (or a config file with tokens), or bind 127.0.0.1");
+  }
+  KHUB_TRY(impl_->store, RepoStore::open(o.root, o.store));
+  KHUB_TRY(auto secret, load_secret(o.root));
+  impl_->hub = std::make_unique<Hub>(Hub{*impl_->store, o.config, secret, 0});
+  impl_->faults = std::make_unique<FaultInjector>(o.config.faults);
+
+  auto& http = impl_->http;
+  int threads = std::max(4, o.threads);
+  http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  http.set_keep_alive_max_count(1000);
+  http.set_keep_alive_timeout(15);
+  http.set_read_timeout(60);
+  http.set_write_timeout(60);
+  http.set_tcp_nodelay(true);
+  auto* impl = impl_.get();
+  http.set_pre_routing_handler([impl](const Req& req, Res& res) { return impl->before(req, res); });
+  http.Get(".*", [impl](const Req& req, Res& res) {
+    dispatch_read(*impl->hub, req, res);
+    apply_response_fault(req, res);
+  });
+  auto write = [impl](const Req& req, Res& res, const Reader& reader) {
+    bool consumed = false;
+    Reader tracked(
+        [&](httplib::ContentReceiver r) { return consumed = reader(std::move(r)); },
+        [&](httplib::MultipartContentHeader h, httplib::ContentReceiver r) { return consumed = reader(std::move(h), std::move(r)); });
+    dispatch_write(*impl->hub, req, res, tracked);
+    bool has_body = req.get_header_value("Content-Length") != "0" &&
+                    (req.has_header("Content-Length") || req.has_header("Transfer-Encoding"));
+    if (has_body && !consumed) close_after(res);
+    apply_response_fault(req, res);
+  };
+  http.Post(".*", write);
+  http.Put(".*", write);
+  http.Delete(".*", write);
+  http.Patch(".*", [](const Req& req, Res& res) {
+    send_error(res, 405, "MethodNotAllowed", "method " + req.method + " is not supported here");
+    close_after(res);
+  });
+  http.set_logger([impl](const Req& req, const Res& res) { impl->log(req, res); });
+  // Errors cpp-httplib produces itself (bad request line, oversized headers, malformed Range,
+  // URI too long) get the same JSON body and X-Error-Code as the routes' errors.
+  http.set_error_handler(httplib::Server::HandlerWithResponse([](const Req& req, Res& res) {
+    if (res.has_header("X-Error-Code") || !res.body.empty() || res.content_provider_) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    const_cast<Req&>(req).ranges.clear();
+    static const std::map<int, std::pair<const char*, const char*>> kCodes{
+        {400, {"BadRequest", "malformed request line or headers"}},
+        {404, {"NotFound", "no such route"}},
+        {413, {"PayloadTooLarge", "request body too large"}},
+        {414, {"UriTooLong", "request URI too long"}},
+        {416, {"RangeNotSatisfiable", "malformed Range header"}}};
+    auto it = kCodes.find(res.status);
+    send_error(res, res.status, it == kCodes.end() ? "InternalError" : it->second.first,
+               it == kCodes.end() ? "internal error" : it->second.second);
+    res.set_header("Connection", "close");
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  // A JSON field of the wrong type throws inside nlohmann::json: answer 400, never 500.
+  http.set_exception_handler([](const Req&, Res& res, std::exception_ptr ep) {
+    try {
+      std::rethrow_exception(ep);
+    } catch (const nlohmann::json::exception& e) {
+      send_error(res, 400, "BadRequest", std::string("malformed JSON field: ") + e.what());
+    } catch (const std::exception& e) {
+      send_error(res, 500, "InternalError", e.what());
+    } catch (...) {
+      send_error(res, 500, "InternalError", "unknown error");
+    }
+    close_after(res);
+  });
+
+  if (o.port == 0) {
+    impl_->port = http.bind_to_any_port(o.host);
+    if (impl_->port < 0) return Error(ErrorCode::Network, "cannot bind " + o.host + " (any port)");
+  } else {
+    if (!http.bind_to_port(o.host, o.port)) {
+      return Error(ErrorCode::Network, "cannot bind " + o.host + ":" + std::to_string(o.port),
+                   "is another server using that port? pass --port 0 to pick a free one");
+    }
+    impl_->port = o.port;
+  }
+  impl_->hub->port = impl_->port;
+  impl_->listener = std::thread([impl] { impl->http.listen_after_bind(); });
+  for (int i = 0; i < 500 && !http.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  return {};
+}
+
+int Server::port() const { return impl_->port; }
+
+std::string Server::url() const {
+  auto host = impl_->options.host;
+  if (host.find(':') != std::string::npos && host.front() != '[') host = "[" + host + "]";
+  return "http://" + host + ":" + std::to_string(impl_->port);
+}
+
+void Server::wait() { impl_->join(); }
+
+void Server::stop() {
+  if (!impl_) return;
+  impl_->http.stop();
+  impl_->join();
+}
+
+RepoStore& Server::store() { return *impl_->store; }
+
+}  // namespace khub::localhub

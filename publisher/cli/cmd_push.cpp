@@ -1,0 +1,190 @@
+// khub push <dir> --repo org/name: publish a build like `kernel-builder upload` (hub-protocol.md §7.7).
+// Token from HF_TOKEN (then HUGGING_FACE_HUB_TOKEN, then the token file), endpoint from HF_ENDPOINT.
+// All checks run before the first request. Exit 0 ok, 1 failure, 2 bad input, 4 auth.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "command.h"
+#include "khub/publish/push.h"
+#if KHUB_HAVE_ARCHIVE
+#include "khub/publish/bundle.h"
+#endif
+
+namespace khub::cli {
+namespace {
+
+struct PushCmdOptions {
+  std::vector<std::string> inputs;  // one build dir, or bundles made by `khub pack`
+  std::string repo;
+  std::string branch;
+  std::int64_t version = -1;
+  std::string repo_type = "kernel";
+  std::string output_json;
+  std::string abi_check = "error";
+  bool create_pr = false;
+  bool dry_run = false;
+  bool json = false;
+  bool is_private = false;
+  bool quiet = false;
+};
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+// HF_TOKEN > HUGGING_FACE_HUB_TOKEN > $HF_TOKEN_PATH > $HF_HOME/token (hub-protocol.md §6).
+std::string token_from_environment() {
+  for (const char* name : {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"}) {
+    if (auto t = env(name); !t.empty()) return t;
+  }
+  std::string path = env("HF_TOKEN_PATH");
+  if (path.empty()) {
+    std::string home = env("HF_HOME");
+    if (home.empty()) {
+      std::string xdg = env("XDG_CACHE_HOME");
+      home = (xdg.empty() ? env("HOME") + "/.cache" : xdg) + "/huggingface";
+    }
+    path = home + "/token";
+  }
+  std::ifstream in(path);
+  std::string token;
+  std::getline(in, token);
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  return token;
+}
+
+nlohmann::ordered_json to_json(const publish::PushResult& r) {
+  nlohmann::ordered_json prs = nlohmann::ordered_json::array();
+  for (const auto& pr : r.pull_requests) prs.push_back({{"branch", pr.branch}, {"url", pr.url}});
+  return {{"repo", r.repo},
+          {"branch", r.branch},
+          {"commit", r.commit},
+          {"variants", r.variants},
+          {"files_uploaded", r.files_uploaded},
+          {"files_deleted", r.files_deleted},
+          {"bytes_uploaded", r.bytes_uploaded},
+          {"files_unchanged", r.files_unchanged},
+          {"branch_created", r.branch_created},
+          {"status", r.status},
+          {"url", r.url},
+          {"pull_requests", prs}};
+}
+
+// kernel-builder's --output-json shape, for CI scripts written against it.
+Status write_output_json(const std::string& path, const publish::PushResult& r) {
+  nlohmann::ordered_json prs = nlohmann::ordered_json::array();
+  for (const auto& pr : r.pull_requests) prs.push_back({{"branch", pr.branch}, {"url", pr.url}});
+  nlohmann::ordered_json j = {{"status", r.status == "dry_run" ? "no_changes" : r.status},
+                              {"repo_id", r.repo},
+                              {"branch", r.branch},
+                              {"url", r.url},
+                              {"pull_requests", prs}};
+  std::ofstream out(path, std::ios::trunc);
+  out << j.dump(2) << '\n';
+  if (!out) return Error(ErrorCode::Io, "cannot write " + path);
+  return {};
+}
+
+// Removes the directory bundles were unpacked into, whatever happens.
+struct ScratchDir {
+  std::filesystem::path path;
+  ~ScratchDir() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove_all(path, ec);
+  }
+};
+
+Expected<publish::BuildTree> load_inputs(const PushCmdOptions& opts, ScratchDir& scratch) {
+  std::error_code ec;
+  if (opts.inputs.size() == 1 && std::filesystem::is_directory(opts.inputs[0], ec)) {
+    return publish::discover_build(opts.inputs[0]);
+  }
+#if KHUB_HAVE_ARCHIVE
+  std::vector<std::filesystem::path> bundles;
+  for (const auto& in : opts.inputs) {
+    if (!std::filesystem::is_regular_file(in, ec)) {
+      return Error(ErrorCode::InvalidArgument, "`" + in + "` is not a bundle file",
+                   "pass one build directory, or bundles made by `khub pack`");
+    }
+    bundles.emplace_back(in);
+  }
+  std::string tmpl = (std::filesystem::temp_directory_path() / "khub-push-XXXXXX").string();
+  if (!::mkdtemp(tmpl.data())) return Error(ErrorCode::Io, "cannot create a temporary directory");
+  scratch.path = tmpl;
+  return publish::unpack_bundles(bundles, scratch.path / "kernel");
+#else
+  (void)scratch;
+  return Error(ErrorCode::Unsupported, "this khub was built without libarchive: bundles cannot be pushed",
+               "push the build directory instead");
+#endif
+}
+
+int run_push(const PushCmdOptions& opts) {
+  ScratchDir scratch;
+  auto tree = load_inputs(opts, scratch);
+  if (!tree) return report_error(tree.error());
+  publish::PushOptions o;
+  if (auto e = env("HF_ENDPOINT"); !e.empty()) o.endpoint = e;
+  o.token = token_from_environment();
+  o.repo_id = opts.repo;
+  if (!opts.branch.empty()) o.branch = opts.branch;
+  if (opts.version >= 0) o.version = static_cast<std::uint64_t>(opts.version);
+  o.repo_type = opts.repo_type;
+  o.is_private = opts.is_private;
+  o.create_pr = opts.create_pr;
+  o.dry_run = opts.dry_run;
+  o.abi_policy = opts.abi_check == "warn" ? publish::PushOptions::AbiPolicy::Warn
+                 : opts.abi_check == "off" ? publish::PushOptions::AbiPolicy::Off
+                                           : publish::PushOptions::AbiPolicy::Error;
+  if (!opts.quiet) o.status = [](std::string_view line) { std::cerr << line << '\n'; };
+  auto transport = publish::make_curl_transport({.user_agent = std::string("khub/") + KHUB_VERSION});
+  auto result = publish::push_build(*tree, o, *transport);
+  if (!result) return report_error(result.error());
+  if (!opts.output_json.empty()) {
+    if (auto st = write_output_json(opts.output_json, *result); !st) return report_error(st.error());
+  }
+  if (opts.json) {
+    std::cout << to_json(*result).dump(2) << '\n';
+  } else if (result->status == "pull_request_created") {
+    for (const auto& pr : result->pull_requests) std::cout << "Pull request created: " << pr.url << '\n';
+  } else if (result->status == "dry_run") {
+    std::cout << "Dry run: would upload " << result->files_uploaded << " file(s) (" << result->bytes_uploaded
+              << " bytes) and delete " << result->files_deleted << " to " << result->url << '\n';
+  } else {
+    std::cout << "Kernel uploaded: " << result->url << '\n';
+  }
+  return kOk;
+}
+
+void setup_push(CLI::App& root) {
+  auto opts = std::make_shared<PushCmdOptions>();
+  auto* cmd = root.add_subcommand("push", "Publish a multi-variant kernel build to the Hub");
+  cmd->add_option("inputs", opts->inputs, "kernel dir or its build/, or bundles from `khub pack`")->required();
+  cmd->add_option("--repo,--repo-id", opts->repo, "org/name (default: general.hub.repo-id of build.toml)");
+  cmd->add_option("--branch", opts->branch, "target branch (default: general.hub.branch, else v<version>)");
+  cmd->add_option("--version", opts->version, "expected kernel version; must match metadata.json")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--repo-type", opts->repo_type, "kernel (default) or model (legacy repos)")
+      ->check(CLI::IsMember({"kernel", "model"}));
+  cmd->add_option("--output-json", opts->output_json, "also write kernel-builder's result JSON to this file");
+  cmd->add_option("--abi-check", opts->abi_check,
+                  "manylinux_2_28/abi3 findings: error (default), warn (report and go on) or off")
+      ->check(CLI::IsMember({"error", "warn", "off"}));
+  cmd->add_flag("--create-pr", opts->create_pr, "open a pull request instead of committing to the branch");
+  cmd->add_flag("--dry-run", opts->dry_run, "run the checks and show the plan; no writes");
+  cmd->add_flag("--private", opts->is_private, "create the repo as private");
+  cmd->add_flag("--json", opts->json, "print the result as JSON");
+  cmd->add_flag("-q,--quiet", opts->quiet, "no progress lines on stderr");
+  cmd->callback([opts] { set_exit_code(run_push(*opts)); });
+}
+
+}  // namespace
+KHUB_REGISTER_COMMAND("push", setup_push);
+}  // namespace khub::cli

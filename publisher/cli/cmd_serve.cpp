@@ -1,0 +1,97 @@
+// khub serve: runs the Hub-compatible local server (offline use, air-gapped teams, tests).
+//   khub serve --root DIR [--port P] [--host 127.0.0.1] [--config FILE] [--token T[:read|:write]]…
+//              [--trust ORG]… [--fault 'PATTERN=ACTION[,count=N]']…
+// Prints "khub serve: listening on http://HOST:PORT" on stdout, one line per request on stderr,
+// and stops cleanly on SIGINT/SIGTERM.
+#include "command.h"
+
+#if KHUB_HAVE_SERVER
+#include <signal.h>
+
+#include <iostream>
+#include <mutex>
+
+#include "khub/localhub/server.h"
+
+namespace khub::cli {
+namespace {
+
+struct ServeOptions {
+  std::string root;
+  std::string host = "127.0.0.1";
+  int port = 0;
+  std::string config;
+  std::vector<std::string> tokens;
+  std::vector<std::string> trust;
+  std::vector<std::string> faults;
+  bool quiet = false;
+};
+
+Expected<localhub::ServerOptions> build_options(const ServeOptions& o) {
+  localhub::ServerOptions s;
+  s.root = o.root;
+  s.host = o.host;
+  s.port = o.port;
+  if (!o.config.empty()) {
+    KHUB_TRY(s.config, localhub::load_config(o.config));
+  }
+  for (const auto& t : o.tokens) {
+    KHUB_TRY(auto grant, localhub::parse_token_flag(t));
+    s.config.tokens.push_back(std::move(grant));
+  }
+  for (const auto& org : o.trust) s.config.trusted_orgs.push_back(org);
+  for (const auto& f : o.faults) {
+    KHUB_TRY(auto rule, localhub::parse_fault(f));
+    s.config.faults.push_back(std::move(rule));
+  }
+  if (!o.quiet) {
+    s.request_log = [](std::string_view line) {
+      static std::mutex mutex;
+      std::lock_guard lock(mutex);
+      std::cerr << line << '\n';
+    };
+  }
+  return s;
+}
+
+int run_serve(const ServeOptions& o) {
+  auto options = build_options(o);
+  if (!options) return report_error(options.error());
+  // Block the stop signals before any thread starts, then wait for them on this thread.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  localhub::Server server(std::move(*options));
+  if (auto st = server.start(); !st) return report_error(st.error());
+  std::cout << "khub serve: listening on " << server.url() << std::endl;
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  std::cerr << "khub serve: " << (sig == SIGINT ? "SIGINT" : "SIGTERM") << ", stopping\n";
+  server.stop();
+  return kOk;
+}
+
+void setup_serve(CLI::App& root) {
+  auto opts = std::make_shared<ServeOptions>();
+  auto* cmd = root.add_subcommand("serve", "Run a Hub-compatible local server (kernel and model repos)");
+  cmd->add_option("--root", opts->root, "Store folder (created when absent)")->required();
+  cmd->add_option("--port", opts->port, "TCP port; 0 picks a free one (printed)")->capture_default_str();
+  cmd->add_option("--host", opts->host, "Address to bind; non-loopback needs a token")->capture_default_str();
+  cmd->add_option("--config", opts->config, "JSON config file (tokens, trusted orgs, limits, faults)");
+  cmd->add_option("--token", opts->tokens, "Accepted token, TOKEN[:read|:write] (default write); repeatable");
+  cmd->add_option("--trust", opts->trust, "Organisation reported as trustedKernelPublisher; repeatable");
+  cmd->add_option("--fault", opts->faults,
+                  "Inject a fault: 'PATTERN=drop-mid-body|500|503|429[:S]|slow:MS|ignore-range|wrong-size|"
+                  "wrong-etag[,count=N]'; repeatable");
+  cmd->add_flag("-q,--quiet", opts->quiet, "Do not log requests");
+  cmd->callback([opts] { set_exit_code(run_serve(*opts)); });
+}
+
+}  // namespace
+KHUB_REGISTER_COMMAND("serve", setup_serve);
+}  // namespace khub::cli
+#endif  // KHUB_HAVE_SERVER

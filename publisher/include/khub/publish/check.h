@@ -1,0 +1,46 @@
+#pragma once
+// `khub check`: everything `khub push` verifies before any network call (kernel-layout.md §17
+// pre-flight): variant names parse, metadata.json parses with the required keys, one version across
+// variants, metadata.id == native module stem == registered op namespace, digest recomputed, and
+// the ABI rules for every Linux ELF module.
+#include <string>
+#include <vector>
+
+#include "khub/base/error.h"
+#include "khub/publish/build_tree.h"
+
+namespace khub::publish {
+
+enum class Severity { Error, Warning };
+
+struct Finding {
+  std::string file;   // relative to the variants dir, e.g. `torch212-…/metadata.json`; "" for the build
+  std::string check;  // variant-name, metadata, version, layout, namespace, digest, manylinux, abi3, libraries, elf, provenance
+  std::string message;
+  Severity severity = Severity::Error;
+};
+
+struct CheckOptions {
+  std::string manylinux = "manylinux_2_28";
+  int python_abi_major = 3;
+  int python_abi_minor = 9;
+  bool abi = true;  // run the ELF checks
+};
+
+struct CheckReport {
+  std::vector<std::string> variants;       // names checked
+  std::vector<std::string> files_checked;  // ELF modules examined, relative
+  std::vector<Finding> findings;           // in variant order, then check order
+  [[nodiscard]] bool ok() const;           // no Error findings
+  [[nodiscard]] std::size_t error_count() const;
+};
+
+/// Runs every check over every variant and collects findings; it does not stop at the first.
+/// Returns an Error only for an unsupported option (manylinux policy).
+[[nodiscard]] Expected<CheckReport> check_build(const BuildTree& tree, const CheckOptions& options = {});
+
+/// Turns a failed report into one AbiViolation / InvalidMetadata / Integrity error whose notes list
+/// the error findings (`<file>: <message>`), for callers that only need pass/fail (khub push).
+[[nodiscard]] Status require_clean(const CheckReport& report);
+
+}  // namespace khub::publish

@@ -1,0 +1,51 @@
+#include "khub/publish/build_tree.h"
+
+#include <algorithm>
+
+namespace khub::publish {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<VariantDir> variants_in(const fs::path& dir) {
+  std::vector<VariantDir> out;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return out;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.is_directory(ec) && fs::is_regular_file(entry.path() / "metadata.json", ec)) {
+      out.push_back({entry.path().filename().string(), entry.path()});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return out;
+}
+
+}  // namespace
+
+Expected<BuildTree> discover_build(const fs::path& dir) {
+  std::error_code ec;
+  fs::path root = fs::canonical(dir, ec);
+  if (ec) return Error(ErrorCode::Io, "cannot open " + dir.string() + ": " + ec.message());
+  if (!fs::is_directory(root, ec)) return Error(ErrorCode::InvalidArgument, dir.string() + " is not a directory");
+  BuildTree tree;
+  if (fs::is_regular_file(root / "metadata.json", ec)) {
+    tree.kernel_dir = root.parent_path().filename() == "build" ? root.parent_path().parent_path() : root.parent_path();
+    tree.variants_dir = root.parent_path();
+    tree.variants.push_back({root.filename().string(), root});
+    return tree;
+  }
+  tree.kernel_dir = root;
+  for (const auto& candidate : {root / "result", root / "build", root}) {
+    auto found = variants_in(candidate);
+    if (found.empty()) continue;
+    tree.variants_dir = candidate;
+    tree.variants = std::move(found);
+    // `khub push build/`: the kernel dir (CARD.md, benchmarks/, build.toml) is the parent of build/.
+    if (candidate == root && root.filename() == "build") tree.kernel_dir = root.parent_path();
+    return tree;
+  }
+  return Error(ErrorCode::InvalidArgument, "no build variants found in " + dir.string(),
+               "expected <dir>/build/<variant>/metadata.json (or <dir>/result/…, <dir>/<variant>/…)");
+}
+
+}  // namespace khub::publish

@@ -1,0 +1,302 @@
+#include "khub/publish/push.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "hub_api.h"
+#include "khub/base/hash.h"
+#include "khub/protocol/build_config.h"
+#include "khub/protocol/metadata.h"
+#include "khub/publish/upload_plan.h"
+
+namespace khub::publish {
+namespace {
+
+using Json = nlohmann::json;
+
+struct Target {
+  std::string repo_id;
+  std::string branch;
+  std::uint64_t version = 0;
+};
+
+void say(const PushOptions& o, const std::string& line) {
+  if (o.status) o.status(line);
+}
+
+// Metadata of every variant, one version across them, repo id and branch (§7.7 steps 2–4).
+Expected<Target> resolve_target(const BuildTree& tree, const PushOptions& o) {
+  std::map<std::uint64_t, std::vector<std::string>> versions;
+  for (const auto& v : tree.variants) {
+    KHUB_TRY(auto m, protocol::read_metadata(v.path / "metadata.json"));
+    versions[m.version].push_back(v.name);
+  }
+  if (versions.size() != 1) {
+    std::string list;
+    for (const auto& [n, names] : versions) list += (list.empty() ? "" : ", ") + std::to_string(n);
+    return Error(ErrorCode::InvalidMetadata, "Found multiple versions in build variants: " + list);
+  }
+  Target t;
+  t.version = versions.begin()->first;
+  if (o.version && *o.version != t.version) {
+    return Error(ErrorCode::InvalidArgument, "--version " + std::to_string(*o.version) +
+                                                 " does not match metadata.json version " + std::to_string(t.version));
+  }
+  std::optional<protocol::BuildConfig> config;
+  if (std::filesystem::exists(tree.kernel_dir / "build.toml")) {
+    auto parsed = protocol::read_build_config(tree.kernel_dir / "build.toml");
+    if (parsed) config = std::move(parsed).value();
+  }
+  t.repo_id = o.repo_id;
+  if (t.repo_id.empty()) {
+    if (!config) return Error(ErrorCode::InvalidArgument, "--repo is not provided and cannot parse build.toml.");
+    if (!config->hub_repo_id) {
+      return Error(ErrorCode::InvalidArgument, "No `general.hub.repo-id` in build.toml. Use --repo to specify it.");
+    }
+    t.repo_id = *config->hub_repo_id;
+  }
+  auto slash = t.repo_id.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == t.repo_id.size() ||
+      t.repo_id.find('/', slash + 1) != std::string::npos) {
+    return Error(ErrorCode::InvalidArgument, "repo id must be <namespace>/<name>, got `" + t.repo_id + "`");
+  }
+  t.branch = o.branch ? *o.branch
+             : (config && config->hub_branch) ? *config->hub_branch
+                                               : "v" + std::to_string(t.version);
+  return t;
+}
+
+std::string inline_content(const LocalFile& f) {
+  std::ifstream in(f.source, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  const std::string bytes = s.str();
+  return base64_encode(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+}
+
+struct Chunk {
+  std::vector<LocalFile> adds;
+  std::vector<std::string> deletes;
+};
+
+std::vector<Chunk> chunk_plan(const BranchPlan& plan, std::size_t max_ops) {
+  std::vector<Chunk> out;
+  Chunk current;
+  auto flush_if_full = [&] {
+    if (current.adds.size() + current.deletes.size() >= max_ops) {
+      out.push_back(std::move(current));
+      current = {};
+    }
+  };
+  for (const auto& d : plan.deletes) {
+    current.deletes.push_back(d);
+    flush_if_full();
+  }
+  for (const auto& a : plan.adds) {
+    current.adds.push_back(a);
+    flush_if_full();
+  }
+  if (!current.adds.empty() || !current.deletes.empty()) out.push_back(std::move(current));
+  return out;
+}
+
+class Pusher {
+ public:
+  Pusher(const PushOptions& o, detail::HubSession& hub, PushResult& result) : o_(o), hub_(hub), result_(result) {}
+
+  // Uploads one branch's plan in chunks; returns the last commit oid.
+  Status push_branch(const BranchPlan& plan) {
+    auto chunks = chunk_plan(plan, std::max<std::size_t>(1, o_.max_operations_per_commit));
+    std::optional<int> pr;
+    for (std::size_t i = 0; i < chunks.size(); ++i) {
+      const bool open_pr = o_.create_pr && !pr;
+      const std::string revision = pr ? "refs/pr/" + std::to_string(*pr) : plan.branch;
+      KHUB_TRY(auto modes, hub_.preupload(revision, chunks[i].adds, open_pr));
+      std::vector<const LocalFile*> lfs, regular;
+      for (const auto& f : chunks[i].adds) {
+        const auto& info = modes[f.repo_path];
+        if (info.should_ignore) continue;
+        (info.lfs ? lfs : regular).push_back(&f);
+      }
+      KHUB_CHECK(upload_lfs(lfs, o_.create_pr ? std::nullopt : std::optional<std::string>(plan.branch)));
+      std::string summary = "Uploaded using `" + o_.tool_name + "`" +
+                            (chunks.size() > 1 ? " (batch " + std::to_string(i + 1) + "/" +
+                                                     std::to_string(chunks.size()) + ")"
+                                               : "") + ".";
+      std::string ndjson = Json{{"key", "header"}, {"value", {{"summary", summary}, {"description", ""}}}}.dump() + "\n";
+      for (const auto& d : chunks[i].deletes) {
+        ndjson += Json{{"key", "deletedFile"}, {"value", {{"path", d}}}}.dump() + "\n";
+      }
+      for (const auto* f : lfs) {
+        ndjson += Json{{"key", "lfsFile"},
+                       {"value", {{"path", f->repo_path}, {"algo", "sha256"}, {"oid", f->sha256}, {"size", f->size}}}}
+                      .dump() + "\n";
+      }
+      for (const auto* f : regular) {
+        ndjson += Json{{"key", "file"},
+                       {"value", {{"content", inline_content(*f)}, {"path", f->repo_path}, {"encoding", "base64"}}}}
+                      .dump() + "\n";
+        result_.bytes_uploaded += f->size;
+      }
+      KHUB_TRY(auto outcome, hub_.commit(revision, ndjson, open_pr));
+      ++result_.commits;
+      result_.files_uploaded += lfs.size() + regular.size();
+      result_.files_deleted += chunks[i].deletes.size();
+      if (plan.branch == result_.branch) result_.commit = outcome.commit_oid;
+      if (open_pr) {
+        if (!outcome.pr_number) return Error(ErrorCode::Protocol, "commit opened no pull request (no pullRequestUrl)");
+        pr = outcome.pr_number;
+        result_.pull_requests.push_back({plan.branch, outcome.pr_url});
+      }
+    }
+    return {};
+  }
+
+ private:
+  Status upload_lfs(const std::vector<const LocalFile*>& all, const std::optional<std::string>& ref) {
+    // Each object once per push, however many paths share its bytes.
+    std::vector<const LocalFile*> files;
+    for (const auto* f : all) {
+      if (sent_oids_.insert(f->sha256).second) files.push_back(f);
+    }
+    for (std::size_t start = 0; start < files.size(); start += 256) {
+      std::vector<const LocalFile*> batch(files.begin() + static_cast<std::ptrdiff_t>(start),
+                                          files.begin() + static_cast<std::ptrdiff_t>(std::min(files.size(), start + 256)));
+      KHUB_TRY(auto actions, hub_.lfs_batch(batch, ref));
+      for (const auto* f : batch) {
+        auto it = std::find_if(actions.begin(), actions.end(), [&](const auto& a) { return a.oid == f->sha256; });
+        if (it == actions.end()) return Error(ErrorCode::Protocol, "LFS batch answered nothing for " + f->repo_path);
+        if (!it->needs_upload) continue;
+        KHUB_TRY(auto sent, hub_.lfs_upload(*f, *it));
+        result_.bytes_uploaded += sent;
+      }
+    }
+    return {};
+  }
+
+  const PushOptions& o_;
+  detail::HubSession& hub_;
+  PushResult& result_;
+  std::set<std::string> sent_oids_;
+};
+
+std::string tree_url(const PushOptions& o, const std::string& repo, const std::string& branch) {
+  std::string base = o.endpoint;
+  while (base.ends_with('/')) base.pop_back();
+  if (base == "https://huggingface.co") base = "https://hf.co";
+  return base + "/" + (o.repo_type == "model" ? "" : o.repo_type + "s/") + repo + "/tree/" + branch;
+}
+
+}  // namespace
+
+Expected<PushResult> push_build(const BuildTree& tree, const PushOptions& o, UploadTransport& transport) {
+  if (o.repo_type != "kernel" && o.repo_type != "model") {
+    return Error(ErrorCode::InvalidArgument, "--repo-type must be kernel or model, got `" + o.repo_type + "`");
+  }
+  say(o, "Found " + std::to_string(tree.variants.size()) + " build variant(s) in " + tree.variants_dir.string());
+  KHUB_TRY(auto target, resolve_target(tree, o));
+  if (o.run_checks) {
+    CheckOptions check = o.check;
+    check.abi = check.abi && o.abi_policy != PushOptions::AbiPolicy::Off;
+    KHUB_TRY(auto report, check_build(tree, check));
+    if (o.abi_policy == PushOptions::AbiPolicy::Warn) {
+      for (auto& f : report.findings) {
+        if (f.check == "manylinux" || f.check == "abi3" || f.check == "libraries") {
+          f.severity = Severity::Warning;
+          say(o, "warning: " + f.file + ": " + f.message);
+        }
+      }
+    }
+    KHUB_CHECK(require_clean(report));
+    std::vector<std::string> dirty;
+    for (const auto& f : report.findings) {
+      if (f.check == "provenance") dirty.push_back(f.file.substr(0, f.file.find('/')));
+    }
+    if (!dirty.empty()) {
+      std::string list;
+      for (const auto& d : dirty) list += (list.empty() ? "" : ", ") + d;
+      say(o, "warning: built from a dirty git tree: " + list);
+    }
+  }
+  KHUB_TRY(auto local, collect_local_files(tree));
+  if (o.token.empty() && !o.dry_run) {
+    return Error(ErrorCode::Unauthorized, "no Hub token", "set HF_TOKEN to a token with write access");
+  }
+
+  PushResult result;
+  result.repo = target.repo_id;
+  result.branch = target.branch;
+  for (const auto& v : tree.variants) result.variants.push_back(v.name);
+  detail::HubSession hub(transport, o.endpoint, o.token, o.repo_type, target.repo_id,
+                         detail::RetryPolicy{5, o.retry_base_delay_ms});
+
+  if (!o.create_pr && !o.dry_run) KHUB_CHECK(hub.create_repo(o.is_private));
+  std::map<std::string, std::string> branches;
+  if (auto listed = hub.branches(); listed) {
+    branches = std::move(listed).value();
+  } else if (!(o.dry_run && listed.error().code == ErrorCode::RepoNotFound)) {
+    return std::move(listed).error();
+  }
+  const bool exists = branches.contains(target.branch);
+  if (!exists) {
+    if (o.create_pr) {
+      return Error(ErrorCode::InvalidArgument,
+                   "Pull requests can only target an existing branch. Ask a maintainer of `" + target.repo_id +
+                       "` to create the branch `" + target.branch + "` first.");
+    }
+    if (!o.dry_run) KHUB_CHECK(hub.create_branch(target.branch));
+    result.branch_created = true;
+    say(o, "Using branch `" + target.branch + "` (new)");
+  } else {
+    say(o, "Using branch `" + target.branch + "`");
+  }
+
+  PlanInput input;
+  input.branch = target.branch;
+  input.new_branch = result.branch_created;
+  input.variants = result.variants;
+  input.build_files = std::move(local.build);
+  input.benchmark_files = std::move(local.benchmarks);
+  input.readme = std::move(local.readme);
+  // Listing errors count as an empty branch (as upstream); a new branch starts as a copy of main.
+  const std::string listed_rev = (result.branch_created && o.dry_run) ? "main" : target.branch;
+  if (auto files = hub.list_files(listed_rev); files) input.remote_branch = std::move(files).value();
+  if (input.readme && target.branch != "main") {
+    if (auto files = hub.list_files("main"); files) input.remote_main = std::move(files).value();
+  }
+  auto plans = plan_upload(input);
+  for (const auto& p : plans) result.files_unchanged += p.unchanged;
+  result.url = tree_url(o, target.repo_id, target.branch);
+
+  if (o.dry_run) {
+    for (const auto& p : plans) {
+      result.files_uploaded += p.adds.size();
+      result.files_deleted += p.deletes.size();
+      for (const auto& a : p.adds) result.bytes_uploaded += a.size;
+    }
+    result.status = "dry_run";
+    return result;
+  }
+  Pusher pusher(o, hub, result);
+  for (const auto& p : plans) {
+    if (p.operation_count() == 0) continue;
+    KHUB_CHECK(pusher.push_branch(p));
+  }
+  if (result.commit.empty() && !o.create_pr) {
+    if (auto heads = hub.branches(); heads && heads->contains(target.branch)) result.commit = heads->at(target.branch);
+  }
+  if (result.commits == 0) {
+    say(o, "No changes to upload.");
+    result.status = "no_changes";
+  } else {
+    result.status = o.create_pr ? "pull_request_created" : "uploaded";
+  }
+  return result;
+}
+
+}  // namespace khub::publish

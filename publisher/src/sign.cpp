@@ -1,0 +1,118 @@
+#include "khub/publish/sign.h"
+
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "khub/base/hash.h"
+#include "khub/protocol/metadata.h"
+#include "khub/protocol/signature.h"
+
+namespace khub::publish {
+namespace {
+
+namespace fs = std::filesystem;
+using PkeyPtr = std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)>;
+
+Expected<PkeyPtr> load_private_key(const fs::path& path) {
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_file(path.c_str(), "r"), BIO_free);
+  if (!bio) return Error(ErrorCode::Io, "cannot read key " + path.string());
+  PkeyPtr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr), EVP_PKEY_free);
+  if (!key) return Error(ErrorCode::InvalidArgument, path.string() + " is not an unencrypted PEM private key");
+  const int id = EVP_PKEY_get_base_id(key.get());
+  if (id == EVP_PKEY_ED25519) return key;
+  if (id == EVP_PKEY_EC) {
+    char group[64] = {};
+    size_t len = 0;
+    if (EVP_PKEY_get_group_name(key.get(), group, sizeof group, &len) == 1 && std::string(group) == "prime256v1") {
+      return key;
+    }
+    return Error(ErrorCode::Unsupported, "EC key on curve `" + std::string(group) + "`: only P-256 is supported");
+  }
+  return Error(ErrorCode::Unsupported, "key type is not supported: use ECDSA P-256 or Ed25519");
+}
+
+Expected<std::string> public_pem(EVP_PKEY* key) {
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new(BIO_s_mem()), BIO_free);
+  if (!bio || PEM_write_bio_PUBKEY(bio.get(), key) != 1) return Error(ErrorCode::Io, "cannot encode the public key");
+  char* data = nullptr;
+  long len = BIO_get_mem_data(bio.get(), &data);
+  return std::string(data, static_cast<std::size_t>(len));
+}
+
+Expected<std::vector<std::uint8_t>> sign_bytes(EVP_PKEY* key, std::string_view message) {
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  const EVP_MD* md = EVP_PKEY_get_base_id(key) == EVP_PKEY_ED25519 ? nullptr : EVP_sha256();
+  size_t len = 0;
+  const auto* msg = reinterpret_cast<const unsigned char*>(message.data());
+  if (!ctx || EVP_DigestSignInit(ctx.get(), nullptr, md, nullptr, key) != 1 ||
+      EVP_DigestSign(ctx.get(), nullptr, &len, msg, message.size()) != 1) {
+    return Error(ErrorCode::Signature, "signing failed");
+  }
+  std::vector<std::uint8_t> sig(len);
+  if (EVP_DigestSign(ctx.get(), sig.data(), &len, msg, message.size()) != 1) {
+    return Error(ErrorCode::Signature, "signing failed");
+  }
+  sig.resize(len);
+  return sig;
+}
+
+Status write_atomically(const fs::path& path, const std::string& text) {
+  fs::path tmp = path;
+  tmp += ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out) return Error(ErrorCode::Io, "cannot write " + tmp.string());
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return Error(ErrorCode::Io, "cannot write " + path.string());
+  }
+  return {};
+}
+
+}  // namespace
+
+Expected<std::string> public_key_pem_of(const fs::path& private_key_pem) {
+  KHUB_TRY(auto key, load_private_key(private_key_pem));
+  return public_pem(key.get());
+}
+
+Expected<SignResult> sign_build(const BuildTree& tree, const fs::path& private_key_pem) {
+  KHUB_TRY(auto key, load_private_key(private_key_pem));
+  KHUB_TRY(auto pub, public_pem(key.get()));
+  SignResult result;
+  KHUB_TRY(result.key_hint, protocol::public_key_hint(pub));
+  std::vector<std::string> texts;
+  for (const auto& v : tree.variants) {
+    KHUB_TRY(auto m, protocol::read_metadata(v.path / "metadata.json"));
+    if (!m.digest) {
+      return Error(ErrorCode::InvalidMetadata, v.name + "/metadata.json has no digest; run `khub hash` first");
+    }
+    std::ifstream in(v.path / "metadata.json", std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    texts.push_back(s.str());
+  }
+  for (std::size_t i = 0; i < tree.variants.size(); ++i) {
+    protocol::SignatureBundle bundle;
+    bundle.key_hint = result.key_hint;
+    Hasher h(HashAlgorithm::Sha256);
+    h.update(texts[i]);
+    bundle.message_digest = h.finish();
+    KHUB_TRY(bundle.signature, sign_bytes(key.get(), texts[i]));
+    KHUB_CHECK(write_atomically(tree.variants[i].path / "metadata.json.sigstore",
+                                protocol::serialize_signature_bundle(bundle)));
+    result.variants.push_back(tree.variants[i].name);
+  }
+  return result;
+}
+
+}  // namespace khub::publish

@@ -1,0 +1,114 @@
+// `khub serve` as a process: the listening line, the request log, clean stop on SIGTERM/SIGINT,
+// and refusal of unsafe or malformed options.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "test_support.h"
+
+extern char** environ;
+
+namespace khub::localhub::testing {
+namespace {
+
+struct Process {
+  pid_t pid = -1;
+  int out = -1;  // stdout pipe
+  std::filesystem::path err_file;
+};
+
+Process spawn_serve(const std::vector<std::string>& args, const std::filesystem::path& err_file) {
+  int pipefd[2];
+  EXPECT_EQ(pipe(pipefd), 0);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+  posix_spawn_file_actions_addopen(&fa, 2, err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addclose(&fa, pipefd[0]);
+  std::vector<std::string> all{KHUB_CLI, "serve"};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  Process p;
+  EXPECT_EQ(posix_spawn(&p.pid, KHUB_CLI, &fa, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  close(pipefd[1]);
+  p.out = pipefd[0];
+  p.err_file = err_file;
+  return p;
+}
+
+std::string read_line(int fd) {
+  std::string line;
+  char c;
+  while (read(fd, &c, 1) == 1 && c != '\n') line.push_back(c);
+  return line;
+}
+
+std::string slurp(const std::filesystem::path& f) {
+  std::ifstream in(f);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST(CliServe, ListensLogsAndStopsOnSignals) {
+  for (int sig : {SIGTERM, SIGINT}) {
+    TempDir dir("cli");
+    auto p = spawn_serve({"--root", (dir.path / "store").string(), "--port", "0", "--token", "hf_w:write", "--trust",
+                          "acme", "--fault", "/api/kernels/acme/relu/refs=503,count=1"},
+                         dir.path / "err.log");
+    auto line = read_line(p.out);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(line, m, std::regex(R"(khub serve: listening on http://127\.0\.0\.1:(\d+))"))) << line;
+    httplib::Client c("127.0.0.1", std::stoi(m[1]));
+    EXPECT_EQ(c.Post("/api/repos/create", {{"Authorization", "Bearer hf_w"}},
+                     R"({"name":"relu","organization":"acme","type":"kernel"})", "application/json")->status, 200);
+    EXPECT_EQ(c.Get("/api/kernels/acme/relu/refs")->status, 503);
+    EXPECT_EQ(nlohmann::json::parse(c.Get("/api/organizations/acme/overview")->body)["trustedKernelPublisher"], true);
+    kill(p.pid, sig);
+    EXPECT_EQ(wait_exit(p.pid), 0);
+    close(p.out);
+    auto err = slurp(p.err_file);
+    EXPECT_NE(err.find("127.0.0.1 \"POST /api/repos/create\" 200"), std::string::npos) << err;
+    EXPECT_NE(err.find("\"GET /api/kernels/acme/relu/refs\" 503"), std::string::npos) << err;
+    EXPECT_NE(err.find("stopping"), std::string::npos) << err;
+    EXPECT_EQ(err.find("hf_w"), std::string::npos) << "tokens must never be logged";
+  }
+}
+
+TEST(CliServe, RefusesUnsafeOrMalformedOptions) {
+  TempDir dir("cli-bad");
+  auto open = spawn_serve({"--root", dir.path.string(), "--host", "0.0.0.0"}, dir.path / "e1.log");
+  EXPECT_EQ(wait_exit(open.pid), 2);
+  close(open.out);
+  auto e1 = slurp(dir.path / "e1.log");
+  EXPECT_NE(e1.find("error: refusing to serve on 0.0.0.0 without tokens"), std::string::npos) << e1;
+  auto fault = spawn_serve({"--root", dir.path.string(), "--fault", "*=explode"}, dir.path / "e2.log");
+  EXPECT_EQ(wait_exit(fault.pid), 2);
+  close(fault.out);
+  EXPECT_NE(slurp(dir.path / "e2.log").find("unknown action"), std::string::npos);
+  std::ofstream(dir.path / "bad.json") << R"({"tokens": "nope"})";
+  auto cfg = spawn_serve({"--root", dir.path.string(), "--config", (dir.path / "bad.json").string()}, dir.path / "e3.log");
+  EXPECT_EQ(wait_exit(cfg.pid), 2);
+  close(cfg.out);
+  EXPECT_NE(slurp(dir.path / "e3.log").find("tokens must be a list"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace khub::localhub::testing

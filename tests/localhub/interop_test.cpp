@@ -1,0 +1,82 @@
+// Interop: the official Python clients (huggingface_hub, kernels) from the venv at KHUB_PYTHON
+// run tests/localhub/interop_*.py against an in-process server. Skips without that Python.
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "khub/localhub/server.h"
+
+extern char** environ;
+
+namespace khub::localhub {
+namespace {
+
+int run(const std::vector<std::string>& args, const std::vector<std::string>& extra_env) {
+  std::vector<std::string> env_store;
+  for (char** e = environ; *e; ++e) env_store.emplace_back(*e);
+  env_store.insert(env_store.end(), extra_env.begin(), extra_env.end());
+  std::vector<char*> envp, argv;
+  for (auto& e : env_store) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> a = args;
+  for (auto& s : a) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data()) != 0) return -1;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+class InteropTest : public ::testing::Test {
+ protected:
+  std::filesystem::path dir_ = std::filesystem::temp_directory_path() /
+                               ("khub-interop-" + std::to_string(getpid()) + "-" + std::to_string(std::random_device{}()));
+  void SetUp() override {
+    if (access(KHUB_PYTHON, X_OK) != 0 || run({KHUB_PYTHON, "-c", "import huggingface_hub, kernels"}, {}) != 0) {
+      GTEST_SKIP() << "no Python with huggingface_hub and kernels at " << KHUB_PYTHON;
+    }
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  int run_script(ServerConfig config, const std::string& script, std::vector<std::string> env) {
+    ServerOptions o;
+    o.root = dir_ / "store";
+    o.config = std::move(config);
+    Server server(std::move(o));
+    auto st = server.start();
+    EXPECT_TRUE(st) << (st ? "" : st.error().message);
+    env.push_back("HF_ENDPOINT=" + server.url());
+    env.push_back("HF_HOME=" + (dir_ / "hf-home").string());
+    env.push_back("HF_HUB_DISABLE_XET=1");
+    return run({KHUB_PYTHON, std::string(KHUB_SOURCE_DIR) + "/tests/localhub/" + script}, env);
+  }
+};
+
+TEST_F(InteropTest, HuggingfaceHubUploadsAndDownloads) {
+  // Tokens on, branch downloads through the Hub's relative 307, and LFS redirects to another host name (localhost vs 127.0.0.1), so the client
+  // takes its cross-host path: metadata from the 302 and no Authorization on the blob URL.
+  ServerConfig c;
+  c.tokens.push_back(TokenGrant{"hf_interop_write", "interop", true, {"interop-org"}, {}});
+  c.blob_base_url = "http://localhost:{port}";
+  c.lfs_chunk_size = 8ull << 20;  // the 21 MB file goes multipart
+  c.resolve_cache_redirects = true;  // regular files by branch: 307 to /api/resolve-cache/…
+  EXPECT_EQ(run_script(c, "interop_hub.py", {"HF_TOKEN=hf_interop_write"}), 0);
+}
+
+TEST_F(InteropTest, KernelsGetKernelFromTrustedPublisher) {
+  ServerConfig c;
+  c.trusted_orgs = {"kernels-interop"};
+  EXPECT_EQ(run_script(c, "interop_kernels.py", {"KHUB_TRUSTED_ORG=kernels-interop"}), 0);
+}
+
+}  // namespace
+}  // namespace khub::localhub

@@ -1,0 +1,317 @@
+// The read side of the Hub API against a real loopback server: repo info, refs, branches and
+// tags, tree listing with pagination, resolve headers, ranges, auth and organisation overview.
+#include <mutex>
+#include <thread>
+
+#include "test_support.h"
+
+namespace khub::localhub::testing {
+namespace {
+
+using nlohmann::json;
+
+class ServerTest : public ServerFixture {};
+
+TEST_F(ServerTest, CreateRepoThenConflict) {
+  auto r = create_repo("kernel", "acme", "relu");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  auto body = json::parse(r->body);
+  EXPECT_EQ(body["url"], "http://127.0.0.1:" + std::to_string(server_->port()) + "/kernels/acme/relu");
+  EXPECT_EQ(body["name"], "acme/relu");
+  auto again = create_repo("kernel", "acme", "relu");
+  EXPECT_EQ(again->status, 409);
+  EXPECT_NE(json::parse(again->body)["error"].get<std::string>().find("already created"), std::string::npos);
+  auto info = client_->Get("/api/kernels/acme/relu");
+  ASSERT_EQ(info->status, 200);
+  auto j = json::parse(info->body);
+  EXPECT_EQ(j["id"], "acme/relu");
+  EXPECT_EQ(j["sha"].get<std::string>().size(), 40u);
+  EXPECT_EQ(j["private"], false);
+  EXPECT_EQ(j["repoType"], "kernel");
+  // The model API does not see a kernel repo.
+  auto model = client_->Get("/api/models/acme/relu");
+  EXPECT_EQ(model->status, 404);
+  EXPECT_EQ(model->get_header_value("X-Error-Code"), "RepoNotFound");
+  EXPECT_FALSE(model->get_header_value("X-Request-Id").empty());
+}
+
+TEST_F(ServerTest, RefsBranchesAndTags) {
+  create_repo("kernel", "acme", "relu");
+  auto main = head("kernels/acme/relu");
+  ASSERT_EQ(client_->Post("/api/kernels/acme/relu/branch/v1", "{}", "application/json")->status, 200);
+  EXPECT_EQ(client_->Post("/api/kernels/acme/relu/branch/v1", "{}", "application/json")->status, 409);
+  EXPECT_EQ(client_->Post("/api/kernels/acme/relu/branch/refs%2Fpr%2F5", "{}", "application/json")->status, 400);
+  ASSERT_EQ(client_->Post("/api/kernels/acme/relu/tag/v1", R"({"tag":"t1"})", "application/json")->status, 200);
+  auto refs = json::parse(client_->Get("/api/kernels/acme/relu/refs")->body);
+  ASSERT_EQ(refs["branches"].size(), 2u);
+  EXPECT_EQ(refs["branches"][1]["name"], "v1");
+  EXPECT_EQ(refs["branches"][1]["ref"], "refs/heads/v1");
+  EXPECT_EQ(refs["branches"][1]["targetCommit"], main);
+  EXPECT_EQ(refs["tags"][0]["ref"], "refs/tags/t1");
+  EXPECT_FALSE(refs.contains("pullRequests"));
+  EXPECT_TRUE(json::parse(client_->Get("/api/kernels/acme/relu/refs?include_prs=1")->body).contains("pullRequests"));
+  EXPECT_EQ(client_->Delete("/api/kernels/acme/relu/branch/main")->status, 400);
+  EXPECT_EQ(client_->Delete("/api/kernels/acme/relu/branch/v1")->status, 200);
+  auto gone = client_->Get("/api/kernels/acme/relu/revision/v1");
+  EXPECT_EQ(gone->status, 404);
+  EXPECT_EQ(gone->get_header_value("X-Error-Code"), "RevisionNotFound");
+}
+
+TEST_F(ServerTest, TreeListingRecursiveAndPaginated) {
+  create_repo("kernel", "acme", "relu");
+  std::vector<std::pair<std::string, std::string>> files;
+  for (int i = 0; i < 5; ++i) files.emplace_back("build/v" + std::to_string(i) + "/f.py", "x" + std::to_string(i));
+  ASSERT_EQ(commit_files("kernels/acme/relu", "main", files)->status, 200);
+
+  auto top = json::parse(client_->Get("/api/kernels/acme/relu/tree/main/build")->body);
+  ASSERT_EQ(top.size(), 5u);
+  EXPECT_EQ(top[0]["type"], "directory");
+  EXPECT_EQ(top[0]["path"], "build/v0");
+
+  // recursive: 1 .gitattributes + build + 5 dirs + 5 files = 12 entries, 5 per page.
+  std::vector<std::string> paths;
+  std::string next = "/api/kernels/acme/relu/tree/main?recursive=true&limit=5";
+  int pages = 0;
+  while (!next.empty()) {
+    auto r = client_->Get(next);
+    ASSERT_EQ(r->status, 200);
+    for (auto& e : json::parse(r->body)) paths.push_back(e["path"]);
+    auto link = r->get_header_value("Link");
+    next.clear();
+    if (!link.empty()) {
+      ASSERT_NE(link.find("rel=\"next\""), std::string::npos);
+      auto url = link.substr(1, link.find('>') - 1);
+      next = url.substr(url.find('/', 7));
+    }
+    ++pages;
+  }
+  EXPECT_EQ(pages, 3);
+  EXPECT_EQ(paths.size(), 12u);
+  auto missing = client_->Get("/api/kernels/acme/relu/tree/main/nope");
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(missing->get_header_value("X-Error-Code"), "EntryNotFound");
+
+  auto info = client_->Post("/api/kernels/acme/relu/paths-info/main", R"({"paths":["build/v1/f.py","build","no"]})",
+                            "application/json");
+  auto pj = json::parse(info->body);
+  ASSERT_EQ(pj.size(), 2u);
+  EXPECT_EQ(pj[0]["oid"], git_blob_sha1_hex("x1"));
+  EXPECT_EQ(pj[1]["type"], "directory");
+}
+
+TEST_F(ServerTest, ResolveRegularFileHeadersRangesAndConditional) {
+  create_repo("model", "acme", "m");
+  const std::string content = "Hello, World!";
+  ASSERT_EQ(commit_files("models/acme/m", "main", {{"dir/hello.txt", content}})->status, 200);
+  auto commit = head("models/acme/m");
+  auto h = client_->Head("/acme/m/resolve/main/dir/hello.txt");
+  ASSERT_EQ(h->status, 200);
+  EXPECT_EQ(h->get_header_value("ETag"), "\"b45ef6fec89518d314f546fd6c3025367b721684\"");
+  EXPECT_EQ(h->get_header_value("X-Repo-Commit"), commit);
+  EXPECT_EQ(h->get_header_value("Content-Length"), "13");
+  EXPECT_EQ(h->get_header_value("Accept-Ranges"), "bytes");
+  EXPECT_EQ(client_->Get("/acme/m/resolve/" + commit + "/dir/hello.txt")->body, content);
+  EXPECT_EQ(client_->Get("/models/acme/m/resolve/main/dir/hello.txt")->body, content);
+
+  auto part = client_->Get("/acme/m/resolve/main/dir/hello.txt", {{"Range", "bytes=7-"}});
+  EXPECT_EQ(part->status, 206);
+  EXPECT_EQ(part->body, "World!");
+  EXPECT_EQ(part->get_header_value("Content-Range"), "bytes 7-12/13");
+  auto suffix = client_->Get("/acme/m/resolve/main/dir/hello.txt", {{"Range", "bytes=-6"}});
+  EXPECT_EQ(suffix->body, "World!");
+  auto bad = client_->Get("/acme/m/resolve/main/dir/hello.txt", {{"Range", "bytes=50-"}});
+  EXPECT_EQ(bad->status, 416);
+  EXPECT_EQ(bad->get_header_value("Content-Range"), "bytes */13");
+  auto cached = client_->Get("/acme/m/resolve/main/dir/hello.txt",
+                             {{"If-None-Match", "\"b45ef6fec89518d314f546fd6c3025367b721684\""}});
+  EXPECT_EQ(cached->status, 304);
+
+  auto missing = client_->Head("/acme/m/resolve/main/nope.txt");
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(missing->get_header_value("X-Error-Code"), "EntryNotFound");
+  EXPECT_EQ(missing->get_header_value("X-Error-Message"), "Entry not found");
+  EXPECT_EQ(missing->get_header_value("X-Repo-Commit"), commit);
+  auto badrev = client_->Head("/acme/m/resolve/v7/dir/hello.txt");
+  EXPECT_EQ(badrev->get_header_value("X-Error-Code"), "RevisionNotFound");
+}
+
+TEST_F(ServerTest, ResolveLfsFileRedirectsToBlobUrl) {
+  create_repo("kernel", "acme", "relu");
+  std::string blob(100000, '\0');
+  for (size_t i = 0; i < blob.size(); ++i) blob[i] = static_cast<char>(i * 7);
+  upload_lfs("kernels/acme/relu", blob);
+  auto sha = sha256_hex(blob);
+  std::string line = json{{"key", "lfsFile"}, {"value", {{"path", "w.bin"}, {"algo", "sha256"}, {"oid", sha}, {"size", blob.size()}}}}.dump();
+  auto c = client_->Post("/api/kernels/acme/relu/commit/main",
+                         R"({"key":"header","value":{"summary":"lfs"}})" "\n" + line + "\n", "application/x-ndjson");
+  ASSERT_EQ(c->status, 200) << c->body;
+  auto commit = json::parse(c->body)["commitOid"].get<std::string>();
+
+  auto h = client_->Head("/kernels/acme/relu/resolve/main/w.bin");
+  ASSERT_EQ(h->status, 302);
+  EXPECT_EQ(h->get_header_value("X-Linked-Etag"), "\"" + sha + "\"");
+  EXPECT_EQ(h->get_header_value("X-Linked-Size"), "100000");
+  EXPECT_EQ(h->get_header_value("X-Repo-Commit"), commit);
+  auto location = h->get_header_value("Location");
+  auto path = location.substr(location.find('/', 7));
+  auto final_head = client_->Head(path);
+  EXPECT_EQ(final_head->get_header_value("ETag"), "\"" + sha + "\"");
+  EXPECT_EQ(final_head->get_header_value("X-Repo-Commit"), commit);
+  EXPECT_EQ(final_head->get_header_value("Content-Length"), "100000");
+  auto got = client_->Get(path);
+  EXPECT_EQ(got->body, blob);
+  auto tail = client_->Get(path, {{"Range", "bytes=99990-99999"}});
+  EXPECT_EQ(tail->status, 206);
+  EXPECT_EQ(tail->body, blob.substr(99990));
+  // A tampered signature is refused.
+  EXPECT_EQ(client_->Get(path.substr(0, path.size() - 1) + (path.back() == '0' ? "1" : "0"))->status, 403);
+
+  auto tree = json::parse(client_->Get("/api/kernels/acme/relu/tree/main")->body);
+  auto entry = tree[1];
+  EXPECT_EQ(entry["path"], "w.bin");
+  EXPECT_EQ(entry["lfs"]["oid"], sha);
+  EXPECT_EQ(entry["lfs"]["pointerSize"], 131);  // 127 for a 2-digit size (spec vector) + 4 digits
+}
+
+class AuthTest : public ServerFixture {
+ protected:
+  ServerConfig config() override {
+    ServerConfig c;
+    c.tokens.push_back(TokenGrant{"hf_write", "alice", true, {"acme"}, {"alice", "acme"}});
+    c.tokens.push_back(TokenGrant{"hf_read", "bob", false, {}, {}});
+    c.tokens.push_back(TokenGrant{"hf_other", "carol", false, {}, {"other"}});
+    c.trusted_orgs = {"acme"};
+    return c;
+  }
+};
+
+TEST_F(AuthTest, TokensRightsAndPrivateRepos) {
+  EXPECT_EQ(create_repo("kernel", "acme", "k")->status, 401);
+  auto ro = create_repo("kernel", "acme", "k", "hf_read");
+  EXPECT_EQ(ro->status, 403);
+  EXPECT_EQ(ro->get_header_value("X-Error-Code"), "Forbidden");
+  EXPECT_EQ(create_repo("kernel", "other", "k", "hf_write")->status, 403);  // namespace not granted
+  ASSERT_EQ(create_repo("kernel", "acme", "k", "hf_write")->status, 200);
+  ASSERT_EQ(create_repo("kernel", "acme", "secret", "hf_write", true)->status, 200);
+
+  EXPECT_EQ(client_->Get("/api/kernels/acme/k")->status, 200);  // anonymous read of public repos
+  auto anon = client_->Get("/api/kernels/acme/secret");
+  EXPECT_EQ(anon->status, 401);
+  EXPECT_FALSE(anon->has_header("X-Error-Code"));
+  EXPECT_EQ(client_->Get("/api/kernels/acme/secret", auth("hf_read"))->status, 200);  // bob: any namespace
+  auto bad = client_->Get("/api/kernels/acme/k", auth("hf_nope"));
+  EXPECT_EQ(bad->status, 401);
+  EXPECT_EQ(bad->get_header_value("X-Error-Message"), "Invalid credentials in Authorization header");
+
+  auto write_ro = commit_files("kernels/acme/k", "main", {{"a", "b"}}, "hf_read");
+  EXPECT_EQ(write_ro->status, 403);
+  EXPECT_EQ(head("kernels/acme/k"), json::parse(client_->Get("/api/kernels/acme/k")->body)["sha"]);
+
+  auto who = client_->Get("/api/whoami-v2", auth("hf_write"));
+  ASSERT_EQ(who->status, 200);
+  auto w = json::parse(who->body);
+  EXPECT_EQ(w["name"], "alice");
+  EXPECT_EQ(w["orgs"][0]["name"], "acme");
+  EXPECT_EQ(w["auth"]["accessToken"]["role"], "write");
+  EXPECT_EQ(client_->Get("/api/whoami-v2")->status, 401);
+
+  EXPECT_EQ(client_->Get("/api/kernels/acme/secret/auth-check", auth("hf_read"))->status, 200);
+  EXPECT_EQ(client_->Get("/api/kernels/acme/secret/auth-check/write", auth("hf_read"))->status, 403);
+  EXPECT_EQ(client_->Get("/api/kernels/acme/secret/auth-check/write", auth("hf_write"))->status, 200);
+  EXPECT_EQ(client_->Put("/api/kernels/acme/secret/settings", auth("hf_read"), R"({"visibility":"public"})",
+                         "application/json")->status, 403);
+  ASSERT_EQ(client_->Put("/api/kernels/acme/secret/settings", auth("hf_write"), R"({"visibility":"public"})",
+                         "application/json")->status, 200);
+  EXPECT_EQ(client_->Get("/api/kernels/acme/secret")->status, 200);  // now public
+
+  EXPECT_EQ(json::parse(client_->Get("/api/organizations/acme/overview")->body)["trustedKernelPublisher"], true);
+  EXPECT_EQ(json::parse(client_->Get("/api/organizations/x/overview")->body)["trustedKernelPublisher"], false);
+  EXPECT_EQ(client_->Get("/api/organizations/bob/overview")->status, 404);  // a user, not an org
+}
+
+TEST_F(AuthTest, GatedReposNeedATokenToDownload) {
+  ASSERT_EQ(create_repo("model", "acme", "g", "hf_write")->status, 200);
+  ASSERT_EQ(commit_files("models/acme/g", "main", {{"w.txt", "w"}}, "hf_write")->status, 200);
+  ASSERT_EQ(client_->Put("/api/models/acme/g/settings", auth("hf_write"), R"({"gated":"auto"})", "application/json")->status, 200);
+  EXPECT_EQ(json::parse(client_->Get("/api/models/acme/g")->body)["gated"], "auto");  // metadata stays readable
+  auto anon = client_->Head("/acme/g/resolve/main/w.txt");
+  EXPECT_EQ(anon->status, 401);
+  EXPECT_EQ(anon->get_header_value("X-Error-Code"), "GatedRepo");
+  EXPECT_EQ(client_->Head("/acme/g/resolve/main/w.txt", auth("hf_other"))->status, 200);  // auto: any token
+  ASSERT_EQ(client_->Put("/api/models/acme/g/settings", auth("hf_write"), R"({"gated":"manual"})", "application/json")->status, 200);
+  auto denied = client_->Head("/acme/g/resolve/main/w.txt", auth("hf_other"));
+  EXPECT_EQ(denied->status, 403);
+  EXPECT_EQ(denied->get_header_value("X-Error-Code"), "GatedRepo");
+  EXPECT_EQ(client_->Get("/acme/g/resolve/main/w.txt", auth("hf_read"))->body, "w");
+  EXPECT_EQ(client_->Put("/api/models/acme/g/settings", auth("hf_write"), R"({"gated":"yes"})", "application/json")->status, 400);
+}
+
+class ResolveCacheTest : public ServerFixture {
+ protected:
+  ServerConfig config() override {
+    ServerConfig c;
+    c.resolve_cache_redirects = true;
+    return c;
+  }
+};
+
+TEST_F(ResolveCacheTest, BranchRequestsRedirectRelativeToResolveCache) {
+  create_repo("kernel", "acme", "relu");
+  ASSERT_EQ(commit_files("kernels/acme/relu", "main", {{"build/x/__init__.py", "from ._ops import ops\n"}})->status, 200);
+  auto commit = head("kernels/acme/relu");
+  auto r = client_->Head("/kernels/acme/relu/resolve/main/build/x/__init__.py");
+  ASSERT_EQ(r->status, 307);
+  auto location = r->get_header_value("Location");
+  // Sent as ?etag=%22…%22; cpp-httplib's client percent-decodes header values when parsing.
+  EXPECT_EQ(location, "/api/resolve-cache/kernels/acme/relu/" + commit +
+                          "/build/x/__init__.py?etag=\"1cec5723464b586acbda5ab039a6248d38255033\"");
+  auto final_head = client_->Head(location);
+  EXPECT_EQ(final_head->status, 200);
+  EXPECT_EQ(final_head->get_header_value("ETag"), "\"1cec5723464b586acbda5ab039a6248d38255033\"");
+  EXPECT_EQ(final_head->get_header_value("X-Repo-Commit"), commit);
+  EXPECT_EQ(final_head->get_header_value("Content-Length"), "22");
+  EXPECT_EQ(client_->Get(location)->body, "from ._ops import ops\n");
+  // By commit: answered directly.
+  EXPECT_EQ(client_->Head("/kernels/acme/relu/resolve/" + commit + "/build/x/__init__.py")->status, 200);
+}
+
+TEST(ServerStart, WaitReturnsAfterStopFromAnotherThread) {
+  TempDir dir("wait");
+  ServerOptions o;
+  o.root = dir.path;
+  std::vector<std::string> lines;
+  std::mutex mutex;
+  o.request_log = [&](std::string_view line) {
+    std::lock_guard lock(mutex);
+    lines.emplace_back(line);
+  };
+  Server server(std::move(o));
+  ASSERT_TRUE(server.start());
+  httplib::Client c("127.0.0.1", server.port());
+  EXPECT_EQ(c.Get("/api/whoami-v2")->status, 401);
+  std::thread stopper([&] { server.stop(); });
+  server.wait();
+  stopper.join();
+  EXPECT_FALSE(c.Get("/api/whoami-v2"));  // no longer listening
+  std::lock_guard lock(mutex);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("\"GET /api/whoami-v2\" 401"), std::string::npos) << lines[0];
+}
+
+TEST(ServerStart, RefusesOpenWritesOnNonLoopbackAddress) {
+  TempDir dir("bind");
+  ServerOptions o;
+  o.root = dir.path;
+  o.host = "0.0.0.0";
+  Server server(std::move(o));
+  auto st = server.start();
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().code, ErrorCode::InvalidArgument);
+  EXPECT_TRUE(is_loopback_host("127.0.0.1"));
+  EXPECT_TRUE(is_loopback_host("::1"));
+  EXPECT_FALSE(is_loopback_host("10.0.0.1"));
+}
+
+}  // namespace
+}  // namespace khub::localhub::testing

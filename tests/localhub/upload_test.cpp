@@ -1,0 +1,165 @@
+// The write side: preupload, Git LFS batch (basic and multipart, verify) and NDJSON commits.
+#include "test_support.h"
+
+namespace khub::localhub::testing {
+namespace {
+
+using nlohmann::json;
+
+class UploadTest : public ServerFixture {
+ protected:
+  ServerConfig config() override {
+    ServerConfig c;
+    c.lfs_chunk_size = 64 * 1024;  // multipart above 64 KiB
+    c.max_regular_file = 256 * 1024;
+    return c;
+  }
+  void SetUp() override {
+    ServerFixture::SetUp();
+    ASSERT_EQ(create_repo("kernel", "acme", "relu")->status, 200);
+  }
+  static std::string ndjson(const std::vector<json>& lines) {
+    std::string out;
+    for (const auto& l : lines) out += l.dump() + "\n";
+    return out;
+  }
+  httplib::Result commit(const std::vector<json>& lines, const std::string& rev = "main", const std::string& query = "") {
+    return client_->Post("/api/kernels/acme/relu/commit/" + rev + query, ndjson(lines), "application/x-ndjson");
+  }
+  static json header(const std::string& parent = "") {
+    json v{{"summary", "s"}, {"description", ""}};
+    if (!parent.empty()) v["parentCommit"] = parent;
+    return {{"key", "header"}, {"value", v}};
+  }
+  static json lfs_line(const std::string& path, const std::string& data) {
+    return {{"key", "lfsFile"}, {"value", {{"path", path}, {"algo", "sha256"}, {"oid", sha256_hex(data)}, {"size", data.size()}}}};
+  }
+  static json file_line(const std::string& path, const std::string& data) {
+    return {{"key", "file"}, {"value", {{"path", path}, {"content", b64(data)}, {"encoding", "base64"}}}};
+  }
+};
+
+TEST_F(UploadTest, PreuploadModesAndExistingOids) {
+  ASSERT_EQ(commit({header(), file_line("a.py", "print(1)\n")})->status, 200);
+  json files = json::array();
+  files.push_back({{"path", "a.py"}, {"size", 9}, {"sample", b64("print(1)\n")}});
+  files.push_back({{"path", "big.txt"}, {"size", 300 * 1024}, {"sample", b64("text")}});
+  files.push_back({{"path", "bin.so"}, {"size", 2000000}, {"sample", b64(std::string("\x7f" "ELF\0\0", 6))}});
+  files.push_back({{"path", "w.safetensors"}, {"size", 10}, {"sample", b64("abc")}});  // .gitattributes rule
+  files.push_back({{"path", "empty"}, {"size", 0}, {"sample", ""}});
+  auto r = client_->Post("/api/kernels/acme/relu/preupload/main", json{{"files", files}}.dump(), "application/json");
+  ASSERT_EQ(r->status, 200) << r->body;
+  auto j = json::parse(r->body);
+  EXPECT_EQ(j["commitOid"], head("kernels/acme/relu"));
+  std::vector<std::string> modes;
+  for (auto& f : j["files"]) modes.push_back(f["uploadMode"]);
+  EXPECT_EQ(modes, (std::vector<std::string>{"regular", "lfs", "lfs", "lfs", "regular"}));
+  EXPECT_EQ(j["files"][0]["oid"], git_blob_sha1_hex("print(1)\n"));
+  EXPECT_FALSE(j["files"][1].contains("oid"));
+  EXPECT_EQ(j["files"][0]["shouldIgnore"], false);
+  auto ignored = client_->Post("/api/kernels/acme/relu/preupload/main",
+                               R"({"files":[{"path":"x/__pycache__/m.pyc","size":3,"sample":""}],"gitIgnore":"__pycache__/\n*.pyc\n"})",
+                               "application/json");
+  EXPECT_EQ(json::parse(ignored->body)["files"][0]["shouldIgnore"], true);
+}
+
+TEST_F(UploadTest, BasicAndMultipartLfsThenCommit) {
+  std::string small(10000, 's'), large(200000, '\0');
+  for (size_t i = 0; i < large.size(); ++i) large[i] = static_cast<char>((i * 131) >> 3);
+  upload_lfs("kernels/acme/relu", small);
+  upload_lfs("kernels/acme/relu", large);  // 4 parts of 64 KiB
+  EXPECT_TRUE(server_->store().blobs().contains(sha256_hex(large)));
+  // LFS download actions only for objects committed to this repo.
+  json down{{"operation", "download"}, {"objects", {{{"oid", sha256_hex(small)}, {"size", small.size()}}}}};
+  auto dl = json::parse(client_->Post("/kernels/acme/relu.git/info/lfs/objects/batch", down.dump(), "application/json")->body);
+  EXPECT_EQ(dl["objects"][0]["error"]["code"], 404);
+  // Known objects come back without actions.
+  json batch{{"operation", "upload"}, {"transfers", {"basic"}}, {"objects", {{{"oid", sha256_hex(small)}, {"size", small.size()}}}}};
+  auto again = json::parse(client_->Post("/kernels/acme/relu.git/info/lfs/objects/batch", batch.dump(), "application/json")->body);
+  EXPECT_FALSE(again["objects"][0].contains("actions"));
+
+  auto parent = head("kernels/acme/relu");
+  auto r = commit({header(parent), lfs_line("build/v/small.bin", small), lfs_line("build/v/large.so", large),
+                   file_line("build/v/__init__.py", "from ._ops import ops\n")});
+  ASSERT_EQ(r->status, 200) << r->body;
+  auto j = json::parse(r->body);
+  EXPECT_EQ(j["success"], true);
+  auto oid = j["commitOid"].get<std::string>();
+  EXPECT_EQ(oid.size(), 40u);
+  EXPECT_NE(j["commitUrl"].get<std::string>().find("/kernels/acme/relu/commit/" + oid), std::string::npos);
+  EXPECT_EQ(head("kernels/acme/relu"), oid);
+  auto dl2 = json::parse(client_->Post("/kernels/acme/relu.git/info/lfs/objects/batch", down.dump(), "application/json")->body);
+  auto href = dl2["objects"][0]["actions"]["download"]["href"].get<std::string>();
+  EXPECT_EQ(client_->Get(href.substr(href.find('/', 7)))->body, small);
+  auto init = client_->Head("/kernels/acme/relu/resolve/" + oid + "/build/v/__init__.py");
+  EXPECT_EQ(init->get_header_value("ETag"), "\"1cec5723464b586acbda5ab039a6248d38255033\"");
+
+  // Stale parent: 412, branch unchanged.
+  auto stale = commit({header(parent), file_line("x.txt", "x")});
+  EXPECT_EQ(stale->status, 412);
+  EXPECT_NE(stale->body.find("The branch was updated"), std::string::npos);
+  EXPECT_EQ(head("kernels/acme/relu"), oid);
+
+  // Deletions.
+  auto del = commit({header(), json{{"key", "deletedFolder"}, {"value", {{"path", "build/v/"}}}}});
+  ASSERT_EQ(del->status, 200) << del->body;
+  auto tree = json::parse(client_->Get("/api/kernels/acme/relu/tree/main?recursive=true")->body);
+  EXPECT_EQ(tree.size(), 1u);  // .gitattributes
+  auto missing = commit({header(), json{{"key", "deletedFile"}, {"value", {{"path", "nope.txt"}}}}});
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(missing->get_header_value("X-Error-Code"), "EntryNotFound");
+  EXPECT_NE(missing->body.find("A file with this name doesn't exist"), std::string::npos);
+}
+
+TEST_F(UploadTest, LfsFileNeverUploadedIs400) {
+  auto before = head("kernels/acme/relu");
+  auto r = commit({header(), lfs_line("w.bin", "never uploaded")});
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("LFS pointer pointed to a file that does not exist"), std::string::npos);
+  EXPECT_NE(r->body.find("w.bin"), std::string::npos);
+  EXPECT_EQ(head("kernels/acme/relu"), before);
+}
+
+TEST_F(UploadTest, UploadWithWrongContentStoresNothing) {
+  std::string data(5000, 'd');
+  json batch{{"operation", "upload"}, {"transfers", {"basic"}}, {"objects", {{{"oid", sha256_hex(data)}, {"size", data.size()}}}}};
+  auto r = json::parse(client_->Post("/kernels/acme/relu.git/info/lfs/objects/batch", batch.dump(), "application/json")->body);
+  auto href = r["objects"][0]["actions"]["upload"]["href"].get<std::string>();
+  auto path = href.substr(href.find('/', 7));
+  auto wrong = client_->Put(path, std::string(5000, 'e'), "application/octet-stream");
+  EXPECT_EQ(wrong->status, 400);
+  EXPECT_NE(wrong->body.find("sha256 mismatch"), std::string::npos);
+  auto short_body = client_->Put(path, std::string(4000, 'd'), "application/octet-stream");
+  EXPECT_EQ(short_body->status, 400);
+  EXPECT_FALSE(server_->store().blobs().contains(sha256_hex(data)));
+  EXPECT_EQ(client_->Put(path, data, "application/octet-stream")->status, 200);
+  EXPECT_TRUE(server_->store().blobs().contains(sha256_hex(data)));
+  // The signed URL is bound to its object.
+  auto other = path;
+  other.replace(other.find(sha256_hex(data)), 64, std::string(64, 'a'));
+  EXPECT_EQ(client_->Put(other, data, "application/octet-stream")->status, 403);
+}
+
+TEST_F(UploadTest, PullRequestCommit) {
+  auto r = commit({header(), file_line("pr.txt", "pr")}, "main", "?create_pr=1");
+  ASSERT_EQ(r->status, 200) << r->body;
+  auto j = json::parse(r->body);
+  EXPECT_NE(j["pullRequestUrl"].get<std::string>().find("/kernels/acme/relu/discussions/1"), std::string::npos);
+  auto refs = json::parse(client_->Get("/api/kernels/acme/relu/refs?include_prs=1")->body);
+  ASSERT_EQ(refs["pullRequests"].size(), 1u);
+  EXPECT_EQ(refs["pullRequests"][0]["ref"], "refs/pr/1");
+  EXPECT_EQ(refs["pullRequests"][0]["targetCommit"], j["commitOid"]);
+  auto more = commit({header(), file_line("pr2.txt", "2")}, "refs%2Fpr%2F1");
+  ASSERT_EQ(more->status, 200) << more->body;
+  EXPECT_EQ(client_->Get("/kernels/acme/relu/resolve/refs%2Fpr%2F1/pr2.txt")->body, "2");
+  EXPECT_EQ(client_->Head("/kernels/acme/relu/resolve/main/pr.txt")->status, 404);
+}
+
+TEST_F(UploadTest, LargeRegularFileMustBeLfs) {
+  auto r = commit({header(), file_line("big.txt", std::string(300 * 1024, 'b'))});
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("larger than 10 MiB"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace khub::localhub::testing

@@ -1,0 +1,113 @@
+#include "khub/publish/check.h"
+
+#include <algorithm>
+
+#include "build_fixture.h"
+#include "khub/publish/hash_build.h"
+
+namespace khub::publish {
+namespace {
+
+using Check = khub::testing::BuildFixture;
+using khub::testing::minimal_metadata;
+
+const char* kArch = "torch212-cxx11-cu130-x86_64-linux";
+
+std::vector<std::string> messages(const CheckReport& r, const std::string& check) {
+  std::vector<std::string> out;
+  for (const auto& f : r.findings) {
+    if (f.check == check) out.push_back(f.file + ": " + f.message);
+  }
+  return out;
+}
+
+CheckReport check_dir(const std::filesystem::path& dir) {
+  auto tree = discover_build(dir);
+  EXPECT_TRUE(tree) << tree.error().message;
+  auto report = check_build(*tree);
+  EXPECT_TRUE(report);
+  return *report;
+}
+
+TEST_F(Check, CleanBuildPasses) {
+  add_variant(kArch);
+  copy_in(KHUB_FIXTURE_NS_GOOD, std::string(kArch) + "/_relu_cuda_abc1234.abi3.so");
+  add_variant("torch-cuda");
+  ASSERT_TRUE(write_digests(*discover_build(build())));
+  auto r = check_dir(build());
+  EXPECT_TRUE(r.ok()) << (r.findings.empty() ? "" : r.findings[0].message);
+  EXPECT_EQ(r.files_checked, std::vector<std::string>{std::string(kArch) + "/_relu_cuda_abc1234.abi3.so"});
+  EXPECT_TRUE(require_clean(r));
+}
+
+TEST_F(Check, ReportsEveryProblem) {
+  add_variant(kArch);
+  copy_in(KHUB_FIXTURE_NS_BAD, std::string(kArch) + "/_relu_cuda_abc1234.abi3.so");
+  copy_in(KHUB_FIXTURE_ABI_DIRTY, std::string(kArch) + "/helper.so");
+  add_variant("torch-cuda", minimal_metadata("_relu_cuda_abc1234", 2));
+  add_variant("torch210-cxx11-foo-x86_64-linux");
+  add_variant("torch-cpu", R"({"name":"relu"})");
+  ASSERT_TRUE(write_digests(*discover_build(build() / kArch)));
+  write(std::string(kArch) + "/late.py", "added after hashing");
+
+  auto r = check_dir(kernel());
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(messages(r, "variant-name"),
+            std::vector<std::string>{"torch210-cxx11-foo-x86_64-linux: Unknown backend variant string: 'foo'"});
+  auto meta = messages(r, "metadata");
+  ASSERT_EQ(meta.size(), 1u);
+  EXPECT_TRUE(meta[0].starts_with("torch-cpu/metadata.json: Cannot parse metadata from")) << meta[0];
+  EXPECT_EQ(messages(r, "version").size(), 1u);
+  EXPECT_TRUE(messages(r, "version")[0].find("Found multiple versions in build variants: 1 (") != std::string::npos);
+  auto digest = messages(r, "digest");
+  EXPECT_NE(std::find(digest.begin(), digest.end(), std::string(kArch) + ": Unknown file: late.py"), digest.end());
+  EXPECT_NE(std::find(digest.begin(), digest.end(),
+                      "torch-cuda/metadata.json: metadata.json has no digest; run `khub hash` first"),
+            digest.end());
+  auto ns = messages(r, "namespace");
+  const std::string so = std::string(kArch) + "/_relu_cuda_abc1234.abi3.so";
+  EXPECT_NE(std::find(ns.begin(), ns.end(),
+                      so + ": registers op namespace `_other_cuda_0000000`, expected `_relu_cuda_abc1234` (metadata id)"),
+            ns.end());
+  EXPECT_NE(std::find(ns.begin(), ns.end(),
+                      std::string(kArch) + "/helper.so: native module stem does not match metadata id `_relu_cuda_abc1234`"),
+            ns.end());
+  auto ml = messages(r, "manylinux");
+  EXPECT_NE(std::find(ml.begin(), ml.end(),
+                      std::string(kArch) + "/helper.so: pthread_create@GLIBC_2.34 is not allowed by manylinux_2_28"),
+            ml.end());
+  EXPECT_FALSE(messages(r, "abi3").empty());
+  EXPECT_FALSE(messages(r, "libraries").empty());
+  auto st = require_clean(r);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().code, ErrorCode::InvalidMetadata);
+  EXPECT_EQ(st.error().notes.size(), r.error_count());
+}
+
+TEST_F(Check, MissingNativeModuleAndInit) {
+  write(std::string(kArch) + "/metadata.json", minimal_metadata());
+  ASSERT_TRUE(write_digests(*discover_build(build())));
+  auto r = check_dir(build());
+  auto layout = messages(r, "layout");
+  ASSERT_EQ(layout.size(), 2u);
+  EXPECT_EQ(layout[0], std::string(kArch) + ": missing __init__.py");
+  EXPECT_EQ(layout[1], std::string(kArch) + ": native module _relu_cuda_abc1234.abi3.so not found (metadata id `_relu_cuda_abc1234`)");
+}
+
+TEST_F(Check, AbiOnlyFailureIsAbiViolation) {
+  add_variant(kArch);
+  copy_in(KHUB_FIXTURE_NS_GOOD, std::string(kArch) + "/_relu_cuda_abc1234.abi3.so");
+  copy_in(KHUB_FIXTURE_ABI_DIRTY, std::string(kArch) + "/lib/_relu_cuda_abc1234_helper.so.1");
+  ASSERT_TRUE(write_digests(*discover_build(build())));
+  auto r = check_dir(build());
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(require_clean(r).error().code, ErrorCode::AbiViolation);
+  CheckOptions no_abi;
+  no_abi.abi = false;
+  auto quiet = check_build(*discover_build(build()), no_abi);
+  ASSERT_TRUE(quiet);
+  EXPECT_TRUE(quiet->ok());
+}
+
+}  // namespace
+}  // namespace khub::publish

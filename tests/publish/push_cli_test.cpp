@@ -1,0 +1,100 @@
+// `khub push` as a process against the in-process local Hub: --json keys, exit codes, stderr lines.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "push_fixture.h"
+
+namespace khub::publish {
+namespace {
+
+struct CliRun {
+  int code = -1;
+  std::string out;
+};
+
+class PushCli : public khub::testing::PushFixture {
+ protected:
+  CliRun run_khub(const std::string& args, const std::string& token = kToken) {
+    std::string cmd = "HF_ENDPOINT=" + server_->url() + " HF_TOKEN=" + token + " HF_HOME=" + root_.string() +
+                      " " + KHUB_KHUB_EXE + " " + args + " 2>" + (root_ / "stderr.txt").string();
+    CliRun r;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    std::array<char, 4096> buf{};
+    std::size_t n = 0;
+    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+    int st = ::pclose(p);
+    r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+  }
+};
+
+TEST_F(PushCli, JsonResultAndRepush) {
+  add_variant("torch-cuda");
+  hash_all();
+  auto first = run_khub("push " + kernel().string() + " --repo khub-test/relu --json");
+  ASSERT_EQ(first.code, 0) << khub::testing::slurp(root_ / "stderr.txt");
+  auto j = nlohmann::json::parse(first.out);
+  for (const char* key : {"repo", "branch", "commit", "variants", "files_uploaded", "files_deleted", "bytes_uploaded"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["repo"], "khub-test/relu");
+  EXPECT_EQ(j["branch"], "v1");
+  EXPECT_EQ(j["variants"], nlohmann::json::array({"torch-cuda"}));
+  EXPECT_EQ(j["files_uploaded"], 2);
+  EXPECT_EQ(j["commit"].get<std::string>().size(), 40u);
+  auto stderr_text = khub::testing::slurp(root_ / "stderr.txt");
+  EXPECT_NE(stderr_text.find("Found 1 build variant(s) in "), std::string::npos);
+  EXPECT_NE(stderr_text.find("Using branch `v1` (new)"), std::string::npos);
+
+  auto again = run_khub("push " + build().string() + " --repo khub-test/relu --output-json " + (root_ / "out.json").string());
+  ASSERT_EQ(again.code, 0);
+  EXPECT_EQ(again.out, "Kernel uploaded: " + server_->url() + "/kernels/khub-test/relu/tree/v1\n");
+  EXPECT_NE(khub::testing::slurp(root_ / "stderr.txt").find("No changes to upload."), std::string::npos);
+  auto out = nlohmann::json::parse(khub::testing::slurp(root_ / "out.json"));
+  EXPECT_EQ(out["status"], "no_changes");
+  EXPECT_EQ(out["repo_id"], "khub-test/relu");
+}
+
+TEST_F(PushCli, ExitCodes) {
+  add_variant("torch-cuda");
+  auto unhashed = run_khub("push " + kernel().string() + " --repo khub-test/relu");
+  EXPECT_EQ(unhashed.code, 1);
+  EXPECT_NE(khub::testing::slurp(root_ / "stderr.txt").find("error: build check failed"), std::string::npos);
+  hash_all();
+  EXPECT_EQ(run_khub("push " + kernel().string() + " --repo khub-test/relu", "hf_bad").code, 4);
+  EXPECT_EQ(run_khub("push " + kernel().string()).code, 2);  // no --repo and no build.toml
+  EXPECT_EQ(run_khub("push " + kernel().string() + " --repo nonsense").code, 2);
+}
+
+#if KHUB_HAVE_ARCHIVE
+// Two CI jobs each pack one variant; one push publishes both.
+TEST_F(PushCli, PushesSeveralBundles) {
+  const std::string a = "torch212-cxx11-cu130-x86_64-linux", b = "torch212-cxx11-cu126-x86_64-linux";
+  for (const auto& v : {a, b}) {
+    add_variant(v);
+    copy_in(KHUB_FIXTURE_NS_GOOD, v + "/_relu_cuda_abc1234.abi3.so");
+    hash_all();
+    auto packed = run_khub("pack " + (build() / v).string() + " -o " + (root_ / (v + ".tar.zst")).string());
+    ASSERT_EQ(packed.code, 0) << khub::testing::slurp(root_ / "stderr.txt");
+    std::filesystem::remove_all(build() / v);
+  }
+  auto pushed = run_khub("push " + (root_ / (a + ".tar.zst")).string() + " " + (root_ / (b + ".tar.zst")).string() +
+                         " --repo khub-test/relu --json");
+  ASSERT_EQ(pushed.code, 0) << khub::testing::slurp(root_ / "stderr.txt");
+  auto j = nlohmann::json::parse(pushed.out);
+  EXPECT_EQ(j["variants"], nlohmann::json::array({b, a}));
+  EXPECT_EQ(j["files_uploaded"], 6);
+  auto v1 = files_on("v1");
+  EXPECT_TRUE(v1.contains("build/" + a + "/_relu_cuda_abc1234.abi3.so"));
+  EXPECT_TRUE(v1.contains("build/" + b + "/metadata.json"));
+  auto missing = run_khub("push " + (root_ / "nope.tar.zst").string() + " --repo khub-test/relu");
+  EXPECT_EQ(missing.code, 2);
+}
+#endif
+
+}  // namespace
+}  // namespace khub::publish

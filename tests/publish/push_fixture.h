@@ -1,0 +1,107 @@
+#pragma once
+// khub push against the local Hub server (khub::localhub) in process on 127.0.0.1, port 0.
+#include <atomic>
+
+#include "build_fixture.h"
+#include "khub/localhub/server.h"
+#include "khub/publish/hash_build.h"
+#include "khub/publish/push.h"
+
+namespace khub::testing {
+
+/// Counts requests and bytes of PUT bodies, delegating to libcurl.
+class CountingTransport : public publish::UploadTransport {
+ public:
+  Expected<publish::HttpResponse> send(const publish::HttpRequest& r) override {
+    ++requests;
+    if (r.method == "PUT") put_bytes += r.file ? r.file->length : r.body.size();
+    if (r.method == "PUT" && r.file) ++puts;
+    log.push_back(r.method + " " + r.url.substr(0, r.url.find('?')));
+    return inner_->send(r);
+  }
+  int requests = 0;
+  int puts = 0;
+  std::uint64_t put_bytes = 0;
+  std::vector<std::string> log;
+
+ private:
+  std::unique_ptr<publish::UploadTransport> inner_ = publish::make_curl_transport();
+};
+
+class PushFixture : public BuildFixture {
+ protected:
+  static constexpr const char* kToken = "hf_khub_push_test";
+  static constexpr const char* kRepo = "khub-test/relu";
+
+  void SetUp() override {
+    BuildFixture::SetUp();
+    localhub::ServerOptions so;
+    so.root = root_ / "hub";
+    so.threads = 8;
+    so.config.tokens.push_back({kToken, "tester", true, {"khub-test"}, {}});
+    so.config.lfs_chunk_size = 64 * 1024;  // objects above 64 KiB go multipart
+    server_ = std::make_unique<localhub::Server>(std::move(so));
+    auto st = server_->start();
+    ASSERT_TRUE(st) << st.error().message;
+  }
+  void TearDown() override {
+    if (server_) server_->stop();
+    BuildFixture::TearDown();
+  }
+
+  publish::PushOptions options() const {
+    publish::PushOptions o;
+    o.endpoint = server_->url();
+    o.token = kToken;
+    o.repo_id = kRepo;
+    o.retry_base_delay_ms = 1;
+    return o;
+  }
+
+  Expected<publish::PushResult> push(const publish::PushOptions& o) {
+    auto tree = publish::discover_build(kernel());
+    if (!tree) return std::move(tree).error();
+    return publish::push_build(*tree, o, transport_);
+  }
+
+  /// Hashes every variant (metadata digest) after the files are in place.
+  void hash_all() {
+    auto tree = publish::discover_build(build());
+    ASSERT_TRUE(tree);
+    auto st = publish::write_digests(*tree);
+    ASSERT_TRUE(st) << st.error().message;
+  }
+
+  /// Files on `rev` of the test repo: path → sha256.
+  std::map<std::string, std::string> files_on(const std::string& rev) {
+    auto& store = server_->store();
+    auto repo = store.find_repo({localhub::RepoType::Kernel, "khub-test", "relu"});
+    EXPECT_TRUE(repo);
+    auto commit = store.resolve_revision(*repo, rev);
+    EXPECT_TRUE(commit) << rev;
+    std::map<std::string, std::string> out;
+    if (!commit) return out;
+    auto files = store.list_files(*repo, *commit);
+    EXPECT_TRUE(files);
+    if (!files) return out;
+    for (const auto& f : files.value()) out[f.path] = f.sha256;
+    return out;
+  }
+
+  std::vector<std::string> summaries(const std::string& rev) {
+    auto& store = server_->store();
+    auto repo = store.find_repo({localhub::RepoType::Kernel, "khub-test", "relu"});
+    auto commit = store.resolve_revision(*repo, rev);
+    std::vector<std::string> out;
+    auto history = store.history(*repo, *commit);
+    EXPECT_TRUE(history);
+    if (!history) return out;
+    for (const auto& c : history.value()) out.push_back(c.summary);
+    return out;
+  }
+
+  std::unique_ptr<localhub::Server> server_;
+  CountingTransport transport_;
+};
+
+}  // namespace khub::testing

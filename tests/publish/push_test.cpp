@@ -1,0 +1,221 @@
+// khub push end to end against the local Hub: kernel-builder upload semantics (hub-protocol.md §7.7).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "khub/base/hash.h"
+#include "push_fixture.h"
+
+namespace khub::publish {
+namespace {
+
+using khub::testing::minimal_metadata;
+
+const std::string kA = "torch212-cxx11-cu130-x86_64-linux";
+const std::string kB = "torch212-cxx11-cu126-x86_64-linux";
+
+class Push : public khub::testing::PushFixture {
+ protected:
+  void make_build(std::size_t so_size = 200 * 1024) {
+    for (const auto& v : {kA, kB}) {
+      add_variant(v);
+      write(v + "/_ops.py", "import torch\nops = torch.ops._relu_cuda_abc1234\n");
+      write(v + "/layers/__init__.py", "");
+      std::string blob(so_size, '\0');
+      for (std::size_t i = 0; i < blob.size(); ++i) blob[i] = static_cast<char>((i * 131 + static_cast<unsigned char>(v[18])) & 0xff);
+      copy_in(KHUB_FIXTURE_NS_GOOD, v + "/_relu_cuda_abc1234.abi3.so");
+      write(v + "/data.bin", blob);
+    }
+    write("CARD.md", "# relu\n");
+    std::filesystem::create_directories(kernel() / "benchmarks");
+    std::ofstream(kernel() / "benchmarks" / "benchmark.py") << "print('bench')\n";
+    std::ofstream(kernel() / "benchmarks" / "helper.py") << "not uploaded\n";
+    hash_all();
+  }
+};
+
+TEST_F(Push, FirstPushCreatesRepoBranchAndFiles) {
+  make_build();
+  auto r = push(options());
+  ASSERT_TRUE(r) << r.error().describe();
+  EXPECT_EQ(r->status, "uploaded");
+  EXPECT_EQ(r->repo, "khub-test/relu");
+  EXPECT_EQ(r->branch, "v1");
+  EXPECT_TRUE(r->branch_created);
+  EXPECT_EQ(r->variants, (std::vector<std::string>{kB, kA}));
+  EXPECT_EQ(r->files_deleted, 0u);
+  EXPECT_EQ(r->commits, 2u);  // README on main, build on v1
+  auto v1 = files_on("v1");
+  EXPECT_TRUE(v1.contains("build/" + kA + "/metadata.json"));
+  EXPECT_TRUE(v1.contains("build/" + kB + "/layers/__init__.py"));
+  EXPECT_TRUE(v1.contains("benchmarks/benchmark.py"));
+  EXPECT_FALSE(v1.contains("benchmarks/helper.py"));
+  EXPECT_EQ(r->files_uploaded, 1u + 2 * 6u + 1u);  // README + 6 per variant + benchmark
+  auto data = hash_file(build() / kA / "data.bin", HashAlgorithm::Sha256);
+  ASSERT_TRUE(data);
+  EXPECT_EQ(v1.at("build/" + kA + "/data.bin"), to_hex(*data));
+  EXPECT_EQ(files_on("main").count("README.md"), 1u);
+  EXPECT_EQ(r->commit, server_->store().resolve_revision(
+                           *server_->store().find_repo({localhub::RepoType::Kernel, "khub-test", "relu"}), "v1")
+                           .value());
+  EXPECT_GE(r->bytes_uploaded, 2u * 200 * 1024);
+  EXPECT_EQ(summaries("v1").front(), "Uploaded using `khub`.");
+  // data.bin (200 KiB) goes multipart in 64 KiB parts: 4 PUTs per variant; nothing else is LFS.
+  EXPECT_EQ(transport_.puts, 8);
+  EXPECT_EQ(transport_.put_bytes, 2u * 200 * 1024);
+}
+
+TEST_F(Push, RepushOfUnchangedBuildSendsNothing) {
+  make_build();
+  ASSERT_TRUE(push(options()));
+  transport_.put_bytes = 0;
+  auto again = push(options());
+  ASSERT_TRUE(again) << again.error().describe();
+  EXPECT_EQ(again->status, "no_changes");
+  EXPECT_FALSE(again->branch_created);
+  EXPECT_EQ(again->bytes_uploaded, 0u);
+  EXPECT_EQ(again->files_uploaded, 0u);
+  EXPECT_EQ(again->commits, 0u);
+  EXPECT_EQ(transport_.put_bytes, 0u);
+  EXPECT_FALSE(again->commit.empty());
+}
+
+TEST_F(Push, DeletesStaleFilesOnlyInPushedVariants) {
+  make_build();
+  ASSERT_TRUE(push(options()));
+  // Rebuild only variant A without layers/, push A alone: B keeps its files.
+  std::filesystem::remove_all(build() / kA / "layers");
+  std::filesystem::rename(build() / kB, root_ / "B-aside");
+  hash_all();
+  auto r = push(options());
+  ASSERT_TRUE(r) << r.error().describe();
+  EXPECT_EQ(r->files_deleted, 1u);
+  auto v1 = files_on("v1");
+  EXPECT_FALSE(v1.contains("build/" + kA + "/layers/__init__.py"));
+  EXPECT_TRUE(v1.contains("build/" + kB + "/layers/__init__.py"));
+  EXPECT_EQ(r->files_uploaded, 1u);  // A's metadata.json (new digest)
+}
+
+TEST_F(Push, NewBranchPurgesInheritedBuild) {
+  make_build();
+  auto o = options();
+  o.branch = "main";
+  ASSERT_TRUE(push(o));
+  EXPECT_TRUE(files_on("main").contains("build/" + kB + "/data.bin"));
+  // Version 2 with variant A only: v2 is created from main and must not keep main's build/ files.
+  std::filesystem::rename(build() / kB, root_ / "B-aside");
+  write(kA + "/metadata.json", minimal_metadata("_relu_cuda_abc1234", 2));
+  hash_all();
+  auto r = push(options());
+  ASSERT_TRUE(r) << r.error().describe();
+  EXPECT_EQ(r->branch, "v2");
+  EXPECT_TRUE(r->branch_created);
+  auto v2 = files_on("v2");
+  EXPECT_FALSE(v2.contains("build/" + kB + "/data.bin"));
+  EXPECT_TRUE(v2.contains("build/" + kA + "/data.bin"));
+  EXPECT_TRUE(files_on("main").contains("build/" + kB + "/data.bin"));
+}
+
+TEST_F(Push, BatchesOfAtMostNOperations) {
+  make_build(1024);
+  auto o = options();
+  o.max_operations_per_commit = 5;
+  auto r = push(o);
+  ASSERT_TRUE(r) << r.error().describe();
+  // v1: 13 adds → batches of 5, 5, 3.
+  auto s = summaries("v1");
+  ASSERT_GE(s.size(), 3u);
+  EXPECT_EQ(s[0], "Uploaded using `khub` (batch 3/3).");
+  EXPECT_EQ(s[2], "Uploaded using `khub` (batch 1/3).");
+  EXPECT_EQ(files_on("v1").size(), 1u + 13u);  // + .gitattributes
+}
+
+TEST_F(Push, PullRequestOnExistingBranch) {
+  make_build();
+  auto o = options();
+  o.create_pr = true;
+  auto missing = push(o);
+  ASSERT_FALSE(missing);
+  o.create_pr = false;
+  ASSERT_TRUE(push(o));
+  write(kA + "/extra.py", "x = 1\n");
+  hash_all();
+  const auto before = files_on("v1");
+  o.create_pr = true;
+  auto r = push(o);
+  ASSERT_TRUE(r) << r.error().describe();
+  EXPECT_EQ(r->status, "pull_request_created");
+  ASSERT_EQ(r->pull_requests.size(), 1u);
+  EXPECT_EQ(r->pull_requests[0].branch, "v1");
+  EXPECT_NE(r->pull_requests[0].url.find("/discussions/"), std::string::npos);
+  EXPECT_EQ(files_on("v1"), before);
+  auto pr = r->pull_requests[0].url.substr(r->pull_requests[0].url.rfind('/') + 1);
+  EXPECT_TRUE(files_on("refs/pr/" + pr).contains("build/" + kA + "/extra.py"));
+}
+
+TEST_F(Push, ChecksRunBeforeAnyRequest) {
+  make_build();
+  write(kA + "/late.py", "changed after hashing\n");
+  auto r = push(options());
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().notes.at(0).find("Unknown file: late.py"), std::string::npos);
+  EXPECT_EQ(transport_.requests, 0);
+  auto o = options();
+  o.token.clear();
+  hash_all();
+  auto no_token = push(o);
+  ASSERT_FALSE(no_token);
+  EXPECT_EQ(no_token.error().code, ErrorCode::Unauthorized);
+  EXPECT_EQ(transport_.requests, 0);
+  o = options();
+  o.version = 7;
+  auto wrong = push(o);
+  ASSERT_FALSE(wrong);
+  EXPECT_EQ(wrong.error().message, "--version 7 does not match metadata.json version 1");
+}
+
+TEST_F(Push, AbiPolicyWarnAndOff) {
+  make_build(1024);
+  copy_in(KHUB_FIXTURE_ABI_DIRTY, kA + "/lib/helper.so");  // GLIBC_2.34, non-abi3, libcrypto
+  hash_all();
+  auto strict = push(options());
+  ASSERT_FALSE(strict);
+  EXPECT_EQ(strict.error().code, ErrorCode::AbiViolation);
+  EXPECT_EQ(transport_.requests, 0);
+  std::vector<std::string> lines;
+  auto o = options();
+  o.abi_policy = PushOptions::AbiPolicy::Warn;
+  o.status = [&](std::string_view l) { lines.emplace_back(l); };
+  auto warned = push(o);
+  ASSERT_TRUE(warned) << warned.error().describe();
+  EXPECT_NE(std::find_if(lines.begin(), lines.end(),
+                         [](const auto& l) { return l.find("pthread_create@GLIBC_2.34") != std::string::npos; }),
+            lines.end());
+  o.abi_policy = PushOptions::AbiPolicy::Off;
+  EXPECT_TRUE(push(o));
+}
+
+TEST_F(Push, BadTokenIsUnauthorized) {
+  make_build(1024);
+  auto o = options();
+  o.token = "hf_wrong";
+  auto r = push(o);
+  ASSERT_FALSE(r);
+  EXPECT_TRUE(r.error().code == ErrorCode::Unauthorized || r.error().code == ErrorCode::Forbidden)
+      << r.error().describe();
+}
+
+TEST_F(Push, DryRunWritesNothing) {
+  make_build(1024);
+  auto o = options();
+  o.dry_run = true;
+  auto r = push(o);
+  ASSERT_TRUE(r) << r.error().describe();
+  EXPECT_EQ(r->status, "dry_run");
+  EXPECT_EQ(r->files_uploaded, 14u);
+  for (const auto& line : transport_.log) EXPECT_TRUE(line.starts_with("GET ")) << line;
+  EXPECT_FALSE(server_->store().find_repo({localhub::RepoType::Kernel, "khub-test", "relu"}));
+}
+
+}  // namespace
+}  // namespace khub::publish
