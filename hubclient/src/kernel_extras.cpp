@@ -57,13 +57,26 @@ Expected<std::string> variant_lock_hash(const fs::path& variant_dir) {
   return protocol::git_lfs_concat_hash(std::move(files));
 }
 
-std::shared_ptr<HubClient> shared_client(const ClientOptions& options) {
-  static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<HubClient>> clients;
-  std::string key = options.endpoint + "\n" + options.token + "\n" + options.cache_dir.string() + "\n" +
+namespace {
+std::mutex& clients_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, std::shared_ptr<HubClient>>& clients() {
+  static std::map<std::string, std::shared_ptr<HubClient>> c;
+  return c;
+}
+}  // namespace
+
+void drop_shared_clients() {
+  std::lock_guard<std::mutex> g(clients_mutex());
+  clients().clear();
+}
+
+std::shared_ptr<HubClient> shared_client(const ClientOptions& options) {  std::string key = options.endpoint + "\n" + options.token + "\n" + options.cache_dir.string() + "\n" +
                     (options.offline ? "offline" : "online") + "\n" + render_user_agent(options);
-  std::lock_guard<std::mutex> g(mutex);
-  auto& c = clients[key];
+  std::lock_guard<std::mutex> g(clients_mutex());
+  auto& c = clients()[key];
   if (!c) c = std::make_shared<HubClient>(options);
   return c;
 }

@@ -104,6 +104,7 @@ class HubKernel : public ::testing::Test {
     unsetenv("HF_HUB_OFFLINE");
     unsetenv("LOCAL_KERNELS");
   }
+  void TearDown() override { hub::drop_shared_clients(); }  // no idle connection outlives the server
   GetKernelOptions options(int version) {
     GetKernelOptions o;
     o.version = version;

@@ -91,6 +91,9 @@ struct VersionInfo {
 /// A client shared by every caller with the same endpoint, token, cache and offline mode (one
 /// connection pool and one memo per configuration in the process).
 [[nodiscard]] std::shared_ptr<HubClient> shared_client(const ClientOptions& options);
+/// Forgets every shared client: their pooled connections close once no caller holds them, and the
+/// next get_kernel starts with fresh memos. For servers that wait on idle keep-alive connections.
+void drop_shared_clients();
 
 /// §19: whether `archs` (metadata backend.archs) admit CUDA capability `capability`.
 [[nodiscard]] bool cuda_archs_admit(const std::vector<std::string>& archs, variants::Version capability);
