@@ -56,6 +56,16 @@ TEST_F(DownloadTest, RegularFileViaBranchWritesHfLayout) {
   EXPECT_TRUE(hub_.requests().empty());
 }
 
+TEST_F(DownloadTest, CopiesWhenSymlinksAreDisabled) {
+  auto o = options();
+  o.disable_symlinks = true;
+  HubClient c(o);
+  auto p = fetch_file(c, repo_, commit_, kInit);
+  ASSERT_TRUE(p) << p.error().describe();
+  EXPECT_FALSE(fs::is_symlink(*p));
+  EXPECT_EQ(test::slurp(*p), "from ._ops import ops\n");
+}
+
 TEST_F(DownloadTest, LfsFromOtherHostWithoutToken) {
   HubClient c(options());
   auto p = fetch_file(c, repo_, commit_, kSo);
