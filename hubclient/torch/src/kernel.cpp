@@ -96,7 +96,7 @@ Expected<Kernel> Kernel::load(hub::FetchedKernel fetched) {
         .note(e.what_without_backtrace());
   }
   if (!module) return std::move(module).error();
-  if (ops_in_namespace(id).empty())
+  if (module->newly_loaded && ops_in_namespace(id).empty())
     return Error(ErrorCode::LoadFailed,
                  module->path.filename().string() + " registered no ops in namespace " + id,
                  "metadata.id must equal the TORCH_LIBRARY namespace of the module");
