@@ -1,0 +1,124 @@
+// Warm get_kernel with torch: first load of a local build, then repeated get_kernel of a cached,
+// verified, already loaded kernel — online against a loopback Hub (memoised lookups, one tree
+// listing), offline (zero HTTP), and the torch-free part alone (fetch_kernel offline).
+// Run: build/bench/kernel_bench --benchmark_format=json
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+
+#include "fixture_hub.h"
+#include "khub/base/fs.h"
+#include "khub/base/hash.h"
+#include "khub/kernel.h"
+#include "test_util.h"
+
+namespace {
+namespace fs = std::filesystem;
+using namespace khub;
+
+std::string host_variant() {
+  const auto& h = current_host();
+  return "torch" + std::to_string(h.torch->major) + std::to_string(h.torch->minor) + "-cxx11-" +
+         h.backend.token() + "-" + h.cpu + "-" + h.os;
+}
+
+std::map<std::string, test::FixtureFile> kernel_files(const std::string& id, const std::string& dir) {
+  std::map<std::string, std::string> files = {
+      {id + ".abi3.so", test::slurp(fs::path(KHUB_TORCH_KERNEL_DIR) / dir / (id + ".abi3.so"))},
+      {"__init__.py", "from ._ops import ops\n"}};
+  std::string digest;
+  for (const auto& [p, c] : files) {
+    Hasher h(HashAlgorithm::Sha256);
+    h.update(c);
+    digest += std::string(digest.empty() ? "" : ",") + "\"" + p + "\":\"" + base64_encode(h.finish()) + "\"";
+  }
+  std::map<std::string, test::FixtureFile> out;
+  const std::string v = host_variant();
+  for (auto& [p, c] : files) out["build/" + v + "/" + p] = {c, p.ends_with(".so")};
+  out["build/" + v + "/metadata.json"] = {"{\"name\":\"bench\",\"id\":\"" + id +
+                                              "\",\"version\":1,\"license\":\"MIT\",\"python-depends\":[],"
+                                              "\"backend\":{\"type\":\"cpu\"},\"digest\":{\"algorithm\":\"sha256\","
+                                              "\"files\":{" + digest + "}}}", false};
+  return out;
+}
+
+struct World {
+  test::FixtureHub hub;
+  test::TempDir dir;
+  GetKernelOptions options;
+  World() {
+    hub.commit("org/rmsnorm", "v1", kernel_files("_khub_test_cpu_aaaaaaa", "a"));
+    hub.set_trusted("org", true);
+    for (const auto& [p, f] : kernel_files("_khub_test_cpu_bbbbbbb", "b"))
+      (void)write_file_atomic(dir.path() / "local" / p, f.content);
+    options.version = 1;
+    options.endpoint = hub.endpoint();
+    options.cache_dir = dir.path() / "cache";
+  }
+};
+
+World& world() {
+  static World w;
+  return w;
+}
+
+void BM_FirstLoadLocal(benchmark::State& state) {
+  for (auto _ : state) {
+    auto k = get_local_kernel(world().dir.path() / "local");
+    if (!k) state.SkipWithError(k.error().message.c_str());
+  }
+}
+BENCHMARK(BM_FirstLoadLocal)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+void BM_LocalAlreadyLoaded(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(get_local_kernel(world().dir.path() / "local"));
+}
+BENCHMARK(BM_LocalAlreadyLoaded)->Unit(benchmark::kMillisecond);
+
+void BM_FirstGetKernelFromHub(benchmark::State& state) {
+  for (auto _ : state) {
+    auto k = get_kernel("org/rmsnorm", world().options);
+    if (!k) state.SkipWithError(k.error().message.c_str());
+  }
+}
+BENCHMARK(BM_FirstGetKernelFromHub)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+void BM_WarmGetKernelOnline(benchmark::State& state) {
+  world().hub.clear_requests();
+  for (auto _ : state) {
+    auto k = get_kernel("org/rmsnorm", world().options);
+    if (!k) state.SkipWithError(k.error().message.c_str());
+  }
+  state.counters["http_requests"] = static_cast<double>(world().hub.requests().size());
+}
+BENCHMARK(BM_WarmGetKernelOnline)->Unit(benchmark::kMillisecond);
+
+void BM_WarmGetKernelOffline(benchmark::State& state) {
+  setenv("HF_HUB_OFFLINE", "1", 1);
+  for (auto _ : state) {
+    auto k = get_kernel("org/rmsnorm", world().options);
+    if (!k) state.SkipWithError(k.error().message.c_str());
+  }
+  unsetenv("HF_HUB_OFFLINE");
+}
+BENCHMARK(BM_WarmGetKernelOffline)->Unit(benchmark::kMillisecond);
+
+void BM_VerifiedFetchOffline(benchmark::State& state) {
+  hub::ClientOptions o;
+  o.cache_dir = world().options.cache_dir;
+  o.offline = true;
+  hub::HubClient client(o);
+  hub::KernelRequest r;
+  r.repo_id = "org/rmsnorm";
+  r.version = 1;
+  r.trust_remote_code = true;
+  for (auto _ : state) {
+    auto k = hub::fetch_kernel(client, current_host(), r);
+    if (!k || !k->verified) state.SkipWithError("not verified");
+  }
+}
+BENCHMARK(BM_VerifiedFetchOffline)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,44 @@
+#pragma once
+// Small filesystem helpers shared by the cache and the CLI: whole-file reads, atomic writes
+// (temp file in the same folder, fsync, rename) and an advisory cross-process lock.
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "khub/base/error.h"
+
+namespace khub {
+
+/// Reads a whole file; Io when it cannot be opened or read.
+[[nodiscard]] Expected<std::string> read_file(const std::filesystem::path& path);
+
+/// Writes `content` to `<path>.<pid>.<8 hex>.tmp`, fsyncs it, renames it over `path` and fsyncs the
+/// folder. Parent folders are created. On failure the temp file is removed and Io is returned.
+[[nodiscard]] Status write_file_atomic(const std::filesystem::path& path, std::string_view content);
+
+/// 8 random lower-case hex characters, for process-unique temp names.
+[[nodiscard]] std::string random_hex8();
+
+/// An flock()-based exclusive lock on a lock file, released by the destructor. Lock files are
+/// advisory: callers must stay correct without them (unique temp names + atomic rename).
+class FileLock {
+ public:
+  /// Creates the lock file (and its folder) and waits up to `timeout` for the lock. Returns Io when
+  /// the file cannot be created; on timeout returns a FileLock that holds nothing (held() false).
+  [[nodiscard]] static Expected<FileLock> acquire(const std::filesystem::path& path,
+                                                  std::chrono::milliseconds timeout);
+  FileLock() = default;
+  FileLock(FileLock&& other) noexcept;
+  FileLock& operator=(FileLock&& other) noexcept;
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  ~FileLock();
+  [[nodiscard]] bool held() const noexcept { return held_; }
+
+ private:
+  int fd_ = -1;
+  bool held_ = false;
+};
+
+}  // namespace khub

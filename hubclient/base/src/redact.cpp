@@ -1,0 +1,77 @@
+#include "khub/base/redact.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace khub {
+namespace {
+
+bool is_token_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+}
+
+bool is_secret_name(std::string_view name) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  static constexpr std::array<std::string_view, 9> kWords = {
+      "signature", "token", "credential", "key", "policy", "secret", "auth", "sig", "password"};
+  return std::any_of(kWords.begin(), kWords.end(),
+                     [&](std::string_view w) { return lower.find(w) != std::string::npos; });
+}
+
+// Replaces the values of secret-looking query parameters after a '?'.
+std::string redact_query(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  bool in_query = false;
+  while (i < text.size()) {
+    char c = text[i];
+    if (c == ' ' || c == '\n' || c == '\t' || c == '"' || c == '\'') in_query = false;
+    if (c == '?') in_query = true;
+    out.push_back(c);
+    ++i;
+    if (in_query && (c == '?' || c == '&')) {
+      std::size_t eq = i;
+      while (eq < text.size() && text[eq] != '=' && text[eq] != '&' && text[eq] != ' ') ++eq;
+      if (eq < text.size() && text[eq] == '=' && is_secret_name(text.substr(i, eq - i))) {
+        out.append(text.substr(i, eq - i + 1));
+        out += "***";
+        i = eq + 1;
+        while (i < text.size() && text[i] != '&' && text[i] != ' ' && text[i] != '\n' && text[i] != '"') ++i;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string redact(std::string_view text) {
+  std::string s = redact_query(text);
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    bool boundary = i == 0 || !is_token_char(s[i - 1]);
+    if (boundary && s.compare(i, 3, "hf_") == 0) {
+      std::size_t j = i + 3;
+      while (j < s.size() && is_token_char(s[j])) ++j;
+      if (j - i > 6) {
+        out += "hf_***";
+        i = j;
+        continue;
+      }
+    }
+    if (s.compare(i, 7, "Bearer ") == 0) {
+      out += "Bearer ***";
+      i += 7;
+      while (i < s.size() && is_token_char(s[i])) ++i;
+      continue;
+    }
+    out.push_back(s[i++]);
+  }
+  return out;
+}
+
+}  // namespace khub

@@ -1,0 +1,35 @@
+#pragma once
+// Cache checks and project locks for the CLI (`khub verify`, `khub lock`); no printing here.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "khub/base/error.h"
+#include "khub/hub/cache.h"
+#include "khub/hub/hub_client.h"
+#include "khub/protocol/lock.h"
+
+namespace khub::hub {
+
+struct VariantCheck {
+  std::string variant;
+  bool ok = false;
+  bool has_digest = false;
+  bool has_signature = false;
+  std::vector<std::string> problems;  // "build/<v>/<file>: …" lines
+};
+
+/// Re-checks cached variants of `commit` without HTTP: every cached blob against its etag name
+/// (sha256 / git sha1) and the metadata digest. `variants` empty: every variant in the snapshot.
+/// Deletes nothing. OfflineMiss-like EntryNotFound when the snapshot or a variant is not cached.
+[[nodiscard]] Expected<std::vector<VariantCheck>> verify_cached(const CacheLayout& cache, const RepoRef& repo,
+                                                                std::string_view commit,
+                                                                const std::vector<std::string>& variants);
+
+/// `kernels lock`: reads [tool.kernels.dependencies] (repo id = major version) from a pyproject.toml,
+/// resolves each version to its commit (following a kernel-status.toml redirect at main) and hashes
+/// its build/torch* variants from the tree listing (git_lfs_concat). Entries in file order.
+[[nodiscard]] Expected<std::vector<protocol::LegacyLock>> lock_project(HubClient& client,
+                                                                       const std::filesystem::path& pyproject);
+
+}  // namespace khub::hub

@@ -1,0 +1,112 @@
+#include "khub/hub/cache.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+
+#include "khub/base/fs.h"
+#include "khub/base/hash.h"
+
+namespace khub::hub {
+namespace fs = std::filesystem;
+
+fs::path CacheLayout::repo_dir(const RepoRef& repo) const { return root_ / repo_folder_name(repo); }
+fs::path CacheLayout::blob(const RepoRef& repo, std::string_view etag) const {
+  return repo_dir(repo) / "blobs" / std::string(etag);
+}
+fs::path CacheLayout::snapshot_dir(const RepoRef& repo, std::string_view commit) const {
+  return repo_dir(repo) / "snapshots" / std::string(commit);
+}
+fs::path CacheLayout::snapshot_file(const RepoRef& repo, std::string_view commit, std::string_view path) const {
+  return snapshot_dir(repo, commit) / std::string(path);
+}
+fs::path CacheLayout::ref_file(const RepoRef& repo, std::string_view revision) const {
+  return repo_dir(repo) / "refs" / std::string(revision);
+}
+fs::path CacheLayout::no_exist(const RepoRef& repo, std::string_view commit, std::string_view path) const {
+  return repo_dir(repo) / ".no_exist" / std::string(commit) / std::string(path);
+}
+fs::path CacheLayout::lock_file(const RepoRef& repo, std::string_view etag) const {
+  return root_ / ".locks" / repo_folder_name(repo) / (std::string(etag) + ".lock");
+}
+
+std::optional<std::string> read_ref(const CacheLayout& cache, const RepoRef& repo, std::string_view revision) {
+  std::ifstream in(cache.ref_file(repo, revision));
+  if (!in) return std::nullopt;
+  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto not_space = [](unsigned char c) { return !std::isspace(c); };
+  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
+  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
+  if (s.empty()) return std::nullopt;
+  return s;
+}
+
+Status write_ref(const CacheLayout& cache, const RepoRef& repo, std::string_view revision, std::string_view commit) {
+  if (revision == commit) return {};
+  if (auto current = read_ref(cache, repo, revision); current && *current == commit) return {};
+  return write_file_atomic(cache.ref_file(repo, revision), commit);
+}
+
+std::optional<std::string> cached_commit(const CacheLayout& cache, const RepoRef& repo, std::string_view revision) {
+  if (revision.size() == 40 && is_hex(revision)) return std::string(revision);
+  return read_ref(cache, repo, revision);
+}
+
+Status link_snapshot_file(const CacheLayout& cache, const RepoRef& repo, std::string_view commit,
+                          std::string_view path, std::string_view etag, bool copy) {
+  fs::path file = cache.snapshot_file(repo, commit, path);
+  fs::path blob = cache.blob(repo, etag);
+  std::error_code ec;
+  fs::create_directories(file.parent_path(), ec);
+  if (ec) return Error(ErrorCode::Io, "cannot create " + file.parent_path().string() + ": " + ec.message());
+  // Build next to the final name, then rename over it: readers never see a half-made pointer.
+  fs::path tmp = file;
+  tmp += "." + std::to_string(::getpid()) + "." + random_hex8() + ".tmp";
+  if (!copy) {
+    fs::path target = blob.lexically_relative(file.parent_path());  // like os.path.relpath
+    if (!ec) fs::create_symlink(target, tmp, ec);
+  }
+  if (copy || ec) {
+    ec.clear();
+    fs::copy_file(blob, tmp, fs::copy_options::overwrite_existing, ec);
+    if (ec) return Error(ErrorCode::Io, "cannot copy " + blob.string() + " to " + tmp.string() + ": " + ec.message());
+  }
+  fs::rename(tmp, file, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    return Error(ErrorCode::Io, "cannot create " + file.string() + ": " + ec.message());
+  }
+  return {};
+}
+
+Status mark_missing(const CacheLayout& cache, const RepoRef& repo, std::string_view commit, std::string_view path) {
+  fs::path marker = cache.no_exist(repo, commit, path);
+  std::error_code ec;
+  if (fs::exists(marker, ec)) return {};
+  return write_file_atomic(marker, "");
+}
+
+std::optional<int> parse_version_branch(std::string_view name) {
+  if (name.size() < 2 || name[0] != 'v' || name.size() > 10) return std::nullopt;
+  int n = 0;
+  for (char c : name.substr(1)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
+std::vector<int> cached_versions(const CacheLayout& cache, const RepoRef& repo) {
+  std::vector<int> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(cache.repo_dir(repo) / "refs", ec))
+    if (auto n = parse_version_branch(e.path().filename().string()); n && e.is_regular_file(ec)) out.push_back(*n);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace khub::hub

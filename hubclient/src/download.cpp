@@ -1,0 +1,160 @@
+#include "khub/hub/download.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "khub/base/fs.h"
+#include "khub/base/hash.h"
+
+namespace khub::hub {
+namespace fs = std::filesystem;
+
+CacheLayout cache_of(const HubClient& client) {
+  fs::path root = client.options().cache_dir;
+  if (root.empty()) {
+    const char* home = std::getenv("HOME");
+    root = fs::path(home ? home : ".") / ".cache" / "huggingface" / "hub";
+  }
+  return CacheLayout(root);
+}
+
+namespace {
+
+bool present(const fs::path& p) {
+  std::error_code ec;
+  return fs::exists(p, ec);  // follows the symlink: a dangling pointer counts as missing
+}
+
+Error offline_miss(const RepoRef& repo, std::string_view revision, std::string_view path) {
+  return Error(ErrorCode::OfflineMiss,
+               std::string(path) + " of " + repo.id + " (revision: " + std::string(revision) +
+                   ") is not in the local cache and Hugging Face Hub is in offline mode",
+               "download it once while online (khub download " + repo.id + "), or unset HF_HUB_OFFLINE");
+}
+
+Expected<fs::path> from_cache(const CacheLayout& cache, const RepoRef& repo, std::string_view revision,
+                              std::string_view path) {
+  auto commit = cached_commit(cache, repo, revision);
+  if (!commit) return offline_miss(repo, revision, path);
+  if (present(cache.no_exist(repo, *commit, path)))
+    return Error(ErrorCode::EntryNotFound, std::string(path) + " does not exist in " + repo.id + " at " + *commit +
+                                               " (cached answer)");
+  fs::path file = cache.snapshot_file(repo, *commit, path);
+  if (present(file)) return file;
+  return offline_miss(repo, revision, path);
+}
+
+Status chmod_like_umask(const fs::path& p) {
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::chmod(p.c_str(), 0666 & ~mask);
+  return {};
+}
+
+}  // namespace
+
+Expected<fs::path> fetch_file(HubClient& client, const RepoRef& repo, std::string_view revision,
+                              std::string_view path, const TreeEntry* expected) {
+  if (!is_safe_repo_path(path))
+    return Error(ErrorCode::InvalidArgument, "unsafe path '" + std::string(path) + "' in " + repo.id,
+                 "paths are repo-relative and may not contain '..'");
+  const CacheLayout cache = cache_of(client);
+  const bool copy = client.options().disable_symlinks;
+  if (revision.size() == 40 && is_hex(revision)) {
+    fs::path file = cache.snapshot_file(repo, revision, path);
+    if (present(file)) return file;  // commit shortcut: no request
+  }
+  if (client.options().offline) return from_cache(cache, repo, revision, path);
+
+  auto head = client.file_metadata(repo, revision, path);
+  if (!head) {
+    auto code = head.error().code;
+    if (code == ErrorCode::Network || code == ErrorCode::RateLimited) {
+      if (auto cached = from_cache(cache, repo, revision, path)) return cached;
+    }
+    return std::move(head).error();
+  }
+  const FileMetadata& meta = *head;
+  if (!(meta.commit.size() == 40 && is_hex(meta.commit)))
+    return Error(ErrorCode::Protocol, "HEAD " + std::string(path) + ": X-Repo-Commit '" + meta.commit +
+                                          "' is not a commit id");
+  if (meta.commit != revision) KHUB_CHECK(write_ref(cache, repo, revision, meta.commit));
+  if (!meta.exists) {
+    KHUB_CHECK(mark_missing(cache, repo, meta.commit, path));
+    return Error(ErrorCode::EntryNotFound, std::string(path) + " not found in " + repo.id + " at " +
+                                               std::string(revision), "check the file name and the revision");
+  }
+  if (!is_safe_repo_path(meta.etag) || meta.etag.find('/') != std::string::npos)
+    return Error(ErrorCode::Protocol, "HEAD " + std::string(path) + ": unusable etag '" + meta.etag + "'");
+  if (expected && (expected->etag() != meta.etag || expected->size != meta.size))
+    return Error(ErrorCode::Integrity, std::string(path) + ": the tree listing and the file's HEAD disagree")
+        .note("tree: " + expected->etag() + ", " + std::to_string(expected->size) + " bytes")
+        .note("HEAD: " + meta.etag + ", " + std::to_string(meta.size) + " bytes");
+
+  fs::path file = cache.snapshot_file(repo, meta.commit, path);
+  if (present(file)) return file;
+  fs::path blob = cache.blob(repo, meta.etag);
+  if (!present(blob)) {
+    std::error_code ec;
+    fs::create_directories(blob.parent_path(), ec);
+    if (ec)
+      return Error(ErrorCode::Io, "cannot create " + blob.parent_path().string() + ": " + ec.message(),
+                   "check that the cache folder is writable (KERNELS_CACHE / HF_HUB_CACHE)");
+    KHUB_TRY(auto lock, FileLock::acquire(cache.lock_file(repo, meta.etag), client.options().lock_timeout));
+    if (!present(blob)) {  // another process may have finished it while we waited
+      fs::path tmp = blob;
+      tmp += "." + random_hex8() + ".incomplete";
+      KHUB_CHECK(client.download(meta, tmp, path));
+      KHUB_CHECK(chmod_like_umask(tmp));
+      fs::rename(tmp, blob, ec);
+      if (ec) {
+        std::error_code ignored;
+        fs::remove(tmp, ignored);
+        return Error(ErrorCode::Io, "cannot rename " + tmp.string() + " to " + blob.string() + ": " + ec.message());
+      }
+    }
+  }
+  KHUB_CHECK(link_snapshot_file(cache, repo, meta.commit, path, meta.etag, copy));
+  return file;
+}
+
+Status fetch_files(HubClient& client, const RepoRef& repo, std::string_view commit,
+                   const std::vector<TreeEntry>& files) {
+  std::vector<const TreeEntry*> todo;
+  for (const auto& f : files)
+    if (!f.directory) todo.push_back(&f);
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex error_mutex;
+  std::optional<Error> first_error;
+  auto worker = [&] {
+    while (!failed.load()) {
+      std::size_t i = next.fetch_add(1);
+      if (i >= todo.size()) return;
+      auto r = fetch_file(client, repo, commit, todo[i]->path, todo[i]);
+      if (!r) {
+        std::lock_guard<std::mutex> g(error_mutex);
+        if (!first_error) first_error = std::move(r).error();
+        failed = true;
+      }
+    }
+  };
+  std::size_t n = std::min<std::size_t>(todo.size(), static_cast<std::size_t>(
+                                                         std::max(1, client.options().max_parallel_downloads)));
+  if (n <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < n; ++i) threads.emplace_back(worker);
+    for (auto& t : threads) t.join();
+  }
+  if (first_error) return std::move(*first_error);
+  return {};
+}
+
+}  // namespace khub::hub

@@ -1,0 +1,175 @@
+// Variant choice, metadata and device-arch checks, and verification of a variant directory before
+// anything from it is loaded.
+#include <algorithm>
+#include <cstdio>
+
+#include "kernel_internal.h"
+#include "khub/base/hash.h"
+#include "khub/protocol/digest.h"
+
+namespace khub::hub {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct ArchEntry {
+  int major = 0, minor = 0;
+  char suffix = 0;  // 'a', 'f' or 0
+  bool ptx = false;
+};
+
+std::optional<ArchEntry> parse_arch(std::string_view s) {
+  ArchEntry e;
+  if (s.ends_with("+PTX")) {
+    e.ptx = true;
+    s.remove_suffix(4);
+  }
+  if (!s.empty() && (s.back() == 'a' || s.back() == 'f')) {
+    e.suffix = s.back();
+    s.remove_suffix(1);
+  }
+  auto dot = s.find('.');
+  if (dot == std::string_view::npos || dot == 0 || dot + 1 == s.size()) return std::nullopt;
+  auto digits = [](std::string_view d, int& out) {
+    if (d.empty() || d.size() > 4) return false;
+    out = 0;
+    for (char c : d) {
+      if (c < '0' || c > '9') return false;
+      out = out * 10 + (c - '0');
+    }
+    return true;
+  };
+  if (!digits(s.substr(0, dot), e.major) || !digits(s.substr(dot + 1), e.minor)) return std::nullopt;
+  return e;
+}
+
+// Removes the blob behind a cached snapshot file and the pointer itself.
+void delete_cached_file(const fs::path& file) {
+  std::error_code ec;
+  if (fs::is_symlink(file, ec)) {
+    fs::path blob = fs::weakly_canonical(file.parent_path() / fs::read_symlink(file, ec), ec);
+    if (!ec) fs::remove(blob, ec);
+  }
+  fs::remove(file, ec);
+}
+
+}  // namespace
+
+bool cuda_archs_admit(const std::vector<std::string>& archs, variants::Version cap) {
+  if (archs.empty()) return true;
+  bool any_parsed = false;
+  for (const auto& a : archs) {
+    auto e = parse_arch(a);
+    if (!e) continue;
+    any_parsed = true;
+    bool ok = false;
+    if (e->suffix == 'a') ok = cap.major == e->major && cap.minor == e->minor;
+    else if (e->suffix == 'f') ok = cap.major == e->major && cap.minor >= e->minor;
+    else if (e->ptx) ok = cap >= variants::Version{e->major, e->minor};
+    else ok = cap.major == e->major && cap.minor >= e->minor;
+    if (ok) return true;
+  }
+  return !any_parsed;
+}
+
+namespace detail {
+
+Expected<std::string> choose_variant(const std::vector<std::string>& names, const variants::HostInfo& host,
+                                     const std::string& where, variants::Resolution& resolution) {
+  resolution = variants::resolve_variants(names, host);
+  if (const auto* d = variants::first_loadable(resolution)) return d->name;
+  Error e(ErrorCode::NoVariant, "Cannot find a build variant for this system in " + where,
+          resolution.chosen() ? "only pure-Python (noarch) variants fit this host; they require a Python interpreter"
+                              : "build the kernel for this host's torch, C++ ABI and CUDA version");
+  e.note("host: " + variants::host_to_json(host));
+  std::string trace = resolution.trace();
+  std::size_t start = 0;
+  while (start < trace.size()) {
+    auto nl = trace.find('\n', start);
+    e.note(trace.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  if (names.empty()) e.note("no variant directories under build/");
+  return e;
+}
+
+Status check_device_arch(const FetchedKernel& kernel, const variants::HostInfo& host) {
+  const auto& backend = kernel.metadata.backend;
+  if (backend.type != protocol::BackendType::Cuda || !host.cuda_capability || !backend.archs) return {};
+  if (cuda_archs_admit(*backend.archs, *host.cuda_capability)) return {};
+  std::string list;
+  for (const auto& a : *backend.archs) list += (list.empty() ? "" : ", ") + a;
+  return Error(ErrorCode::Unsupported,
+               "Kernel '" + kernel.metadata.name + "' variant '" + kernel.variant +
+                   "' does not support the current device: CUDA capability " + host.cuda_capability->str() +
+                   " of the current device is not supported by the architectures of the build: " + list +
+                   ". The declared architectures can be incomplete (e.g. when a kernel has a Triton fallback), "
+                   "pass `check_arch=False` to skip this check.",
+               "use a build made for this GPU, or set check_arch = false");
+}
+
+}  // namespace detail
+
+Status verify_variant(FetchedKernel& kernel, const CacheLayout* cache) {
+  const fs::path& dir = kernel.variant_dir;
+  std::error_code ec;
+  kernel.signature = fs::exists(dir / "metadata.json.sigstore", ec) ? SignatureStatus::PresentNotVerified
+                                                                    : SignatureStatus::Absent;
+  const std::string prefix = "build/" + kernel.variant + "/";
+  if (kernel.metadata.digest) {
+    const auto& expected = *kernel.metadata.digest;
+    KHUB_TRY(auto actual, protocol::compute_digest(dir, expected.algorithm));
+    auto violations = protocol::compare_digests(expected, actual);
+    if (!violations.empty()) {
+      std::string first;
+      for (const auto& v : violations) {
+        if (v.kind == protocol::DigestViolationKind::HashMismatch) {
+          if (first.empty()) first = v.path;
+          if (cache) delete_cached_file(dir / v.path);
+        }
+      }
+      if (first.empty()) first = violations.front().path;
+      Error e(ErrorCode::Integrity,
+              prefix + first + ": does not match the digest in metadata.json" +
+                  (violations.size() > 1 ? " (" + std::to_string(violations.size()) + " violations)" : ""),
+              cache ? "the bad file was removed from the cache; fetch the kernel again"
+                    : "rebuild the kernel or restore the file");
+      e.note("kernel does not match the expected digest:");
+      for (const auto& v : violations) e.note(v.describe());
+      return e;
+    }
+    kernel.verified = true;
+    return {};
+  }
+  kernel.warnings.push_back("metadata.json of " + kernel.variant +
+                            " has no digest; checked every cached file against its etag instead");
+  if (!cache) return {};  // a local build without a digest cannot be checked
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (!it->is_symlink(ec)) continue;
+    fs::path target = fs::read_symlink(it->path(), ec);
+    std::string etag = target.filename().string();
+    Expected<std::string> got = Error(ErrorCode::Io, "");
+    if (etag.size() == 64) {
+      auto raw = hash_file(it->path(), HashAlgorithm::Sha256);
+      got = raw ? Expected<std::string>(to_hex(*raw)) : Expected<std::string>(raw.error());
+    } else if (etag.size() == 40) {
+      got = git_blob_sha1_file(it->path());
+    } else {
+      continue;
+    }
+    if (!got) return got.error();
+    if (*got != etag) {
+      std::string rel = it->path().lexically_relative(dir).generic_string();
+      delete_cached_file(it->path());
+      return Error(ErrorCode::Integrity, prefix + rel + ": cached content does not match its etag",
+                   "the bad file was removed from the cache; fetch the kernel again")
+          .note("expected " + etag + ", got " + *got);
+    }
+  }
+  kernel.verified = true;
+  return {};
+}
+
+}  // namespace khub::hub

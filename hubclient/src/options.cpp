@@ -1,0 +1,172 @@
+// The one place that reads the environment (hub-protocol §5.1, §6).
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+
+#include "khub/hub/options.h"
+
+#ifndef KHUB_VERSION
+#define KHUB_VERSION "0.0.0"
+#endif
+
+namespace khub::hub {
+namespace fs = std::filesystem;
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+// Expands a leading '~' and $VAR / ${VAR} references, like Python's expanduser + expandvars.
+std::string expand(std::string value) {
+  if (!value.empty() && value[0] == '~') value = env("HOME") + value.substr(1);
+  std::string out;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    if (value[i] != '$') {
+      out.push_back(value[i]);
+      continue;
+    }
+    std::size_t j = i + 1;
+    bool brace = j < value.size() && value[j] == '{';
+    if (brace) ++j;
+    std::size_t k = j;
+    while (k < value.size() && (std::isalnum(static_cast<unsigned char>(value[k])) || value[k] == '_')) ++k;
+    if (k == j || (brace && (k >= value.size() || value[k] != '}'))) {
+      out.push_back('$');
+      continue;
+    }
+    std::string name = value.substr(j, k - j);
+    const char* v = std::getenv(name.c_str());
+    if (v) out += v;
+    else out += value.substr(i, (brace ? k + 1 : k) - i);  // unknown variables stay as written
+    i = brace ? k : k - 1;
+  }
+  return out;
+}
+
+std::string trim(std::string s) {
+  auto not_space = [](unsigned char c) { return !std::isspace(c); };
+  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
+  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
+  return s;
+}
+
+fs::path hf_home() {
+  if (auto v = env("HF_HOME"); !v.empty()) return expand(v);
+  if (auto v = env("XDG_CACHE_HOME"); !v.empty()) return fs::path(expand(v)) / "huggingface";
+  return fs::path(env("HOME")) / ".cache" / "huggingface";
+}
+
+fs::path cache_root() {
+  for (const char* name : {"KERNELS_CACHE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"})
+    if (auto v = env(name); !v.empty()) return expand(v);
+  return hf_home() / "hub";
+}
+
+std::string token_from_environment() {
+  for (const char* name : {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"})
+    if (auto v = trim(env(name)); !v.empty()) return v;
+  fs::path file = env("HF_TOKEN_PATH").empty() ? hf_home() / "token" : fs::path(expand(env("HF_TOKEN_PATH")));
+  std::ifstream in(file);
+  std::string line;
+  if (in && std::getline(in, line)) return trim(line);
+  return {};
+}
+
+std::chrono::milliseconds seconds_from(const char* name, std::chrono::milliseconds fallback) {
+  auto v = env(name);
+  if (v.empty()) return fallback;
+  char* end = nullptr;
+  double s = std::strtod(v.c_str(), &end);
+  if (end == v.c_str() || s <= 0) return fallback;
+  return std::chrono::milliseconds(static_cast<long long>(s * 1000));
+}
+
+}  // namespace
+
+bool is_truthy(std::string_view value) noexcept {
+  std::string v(value);
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::toupper(c); });
+  return v == "1" || v == "ON" || v == "YES" || v == "TRUE";
+}
+
+std::string_view khub_version() noexcept { return KHUB_VERSION; }
+
+Expected<std::vector<std::pair<std::string, fs::path>>> parse_local_kernels(std::string_view value) {
+  std::vector<std::pair<std::string, fs::path>> out;
+  std::size_t start = 0;
+  while (start <= value.size()) {
+    auto sep = value.find(':', start);
+    auto entry = value.substr(start, sep == std::string_view::npos ? value.npos : sep - start);
+    if (!entry.empty()) {
+      auto eq = entry.find('=');
+      if (eq == std::string_view::npos || eq == 0 || eq + 1 == entry.size())
+        return Error(ErrorCode::InvalidArgument,
+                     "Invalid LOCAL_KERNELS entry: " + std::string(entry) +
+                         ". Expected format: repo_id_1=path_1:repo_id_2=path_2");
+      out.emplace_back(std::string(entry.substr(0, eq)), fs::path(std::string(entry.substr(eq + 1))));
+    }
+    if (sep == std::string_view::npos) break;
+    start = sep + 1;
+  }
+  return out;
+}
+
+Expected<ClientOptions> ClientOptions::from_environment() {
+  ClientOptions o;
+  if (auto v = env("HF_ENDPOINT"); !v.empty()) {
+    while (!v.empty() && v.back() == '/') v.pop_back();
+    o.endpoint = v;
+  }
+  if (!is_truthy(env("HF_HUB_DISABLE_IMPLICIT_TOKEN"))) o.token = token_from_environment();
+  o.cache_dir = cache_root();
+  o.offline = is_truthy(env("HF_HUB_OFFLINE")) || is_truthy(env("TRANSFORMERS_OFFLINE"));
+  o.etag_timeout = seconds_from("HF_HUB_ETAG_TIMEOUT", o.etag_timeout);
+  o.download_timeout = seconds_from("HF_HUB_DOWNLOAD_TIMEOUT", o.download_timeout);
+  o.disable_symlinks = is_truthy(env("HF_HUB_DISABLE_SYMLINKS"));
+  o.telemetry = !(is_truthy(env("HF_HUB_DISABLE_TELEMETRY")) || is_truthy(env("DISABLE_TELEMETRY")) ||
+                  is_truthy(env("DO_NOT_TRACK")));
+  o.user_agent_origin = env("HF_HUB_USER_AGENT_ORIGIN");
+  if (auto v = env("LOCAL_KERNELS"); !v.empty()) {
+    KHUB_TRY(o.local_kernels, parse_local_kernels(v));
+  }
+  return o;
+}
+
+std::string render_user_agent(const ClientOptions& o) {
+  std::vector<std::string> segments;
+  auto add = [&](std::string s) {
+    s = trim(std::move(s));
+    if (!s.empty() && s.find('/') != std::string::npos) segments.push_back(std::move(s));
+  };
+  // Caller segments may come "; "-joined already.
+  std::size_t start = 0;
+  while (start < o.user_agent.size()) {
+    auto sep = o.user_agent.find(';', start);
+    add(o.user_agent.substr(start, sep == std::string::npos ? std::string::npos : sep - start));
+    if (sep == std::string::npos) break;
+    start = sep + 1;
+  }
+  add("khub/" + std::string(khub_version()));
+  if (o.telemetry) {
+    if (!o.ua_backend.empty()) add("backend/" + o.ua_backend);
+    struct utsname u {};
+    if (::uname(&u) == 0) {
+      std::string sys = u.sysname;
+      std::transform(sys.begin(), sys.end(), sys.begin(), [](unsigned char c) { return std::tolower(c); });
+      add("platform/" + std::string(u.machine) + "-" + sys);
+    }
+    add("file_type/kernel");
+    if (!o.ua_torch.empty()) add("torch/" + o.ua_torch);
+  }
+  if (!o.user_agent_origin.empty()) add("origin/" + o.user_agent_origin);
+  std::string out;
+  for (const auto& s : segments) out += (out.empty() ? "" : "; ") + s;
+  return out;
+}
+
+}  // namespace khub::hub

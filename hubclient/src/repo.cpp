@@ -1,0 +1,105 @@
+#include "khub/hub/repo.h"
+
+#include <cctype>
+
+namespace khub::hub {
+
+Expected<RepoRef> make_repo(std::string_view repo_id, RepoType type) {
+  auto bad = [&](std::string why) {
+    return Error(ErrorCode::InvalidArgument, "invalid repo id '" + std::string(repo_id) + "': " + why,
+                 "use the form namespace/name, e.g. kernels-community/relu");
+  };
+  auto slash = repo_id.find('/');
+  if (slash == std::string_view::npos || repo_id.find('/', slash + 1) != std::string_view::npos)
+    return bad("expected exactly one '/'");
+  for (auto part : {repo_id.substr(0, slash), repo_id.substr(slash + 1)}) {
+    if (part.empty()) return bad("empty namespace or name");
+    if (part == "." || part == ".." || part.find("..") != std::string_view::npos || part.front() == '.')
+      return bad("'.' or '..' is not allowed");
+    for (char c : part)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
+        return bad(std::string("character '") + c + "' is not allowed");
+  }
+  return RepoRef{type, std::string(repo_id)};
+}
+
+Expected<RepoType> parse_repo_type(std::string_view text) {
+  if (text == "kernel" || text == "kernels") return RepoType::Kernel;
+  if (text == "model" || text == "models") return RepoType::Model;
+  return Error(ErrorCode::InvalidArgument, "unknown repo type '" + std::string(text) + "'",
+               "use --repo-type kernel or --repo-type model");
+}
+
+std::string_view to_string(RepoType type) noexcept { return type == RepoType::Kernel ? "kernel" : "model"; }
+std::string_view api_segment(RepoType type) noexcept { return type == RepoType::Kernel ? "kernels" : "models"; }
+std::string_view url_prefix(RepoType type) noexcept { return type == RepoType::Kernel ? "kernels/" : ""; }
+
+std::string repo_folder_name(const RepoRef& repo) {
+  std::string out = repo.type == RepoType::Kernel ? "kernels--" : "models--";
+  for (char c : repo.id) {
+    if (c == '/') out += "--";
+    else out.push_back(c);
+  }
+  return out;
+}
+
+std::string encode_segment(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+std::string encode_path(std::string_view path) {
+  std::string out;
+  std::size_t start = 0;
+  while (true) {
+    auto slash = path.find('/', start);
+    out += encode_segment(path.substr(start, slash == std::string_view::npos ? path.npos : slash - start));
+    if (slash == std::string_view::npos) break;
+    out.push_back('/');
+    start = slash + 1;
+  }
+  return out;
+}
+
+std::string resolve_url(std::string_view endpoint, const RepoRef& repo, std::string_view revision,
+                        std::string_view path) {
+  std::string url(endpoint);
+  url += '/';
+  url += url_prefix(repo.type);
+  url += repo.id + "/resolve/" + encode_segment(revision) + "/" + encode_path(path);
+  return url;
+}
+
+std::string api_url(std::string_view endpoint, const RepoRef& repo, std::string_view suffix) {
+  std::string url(endpoint);
+  url += "/api/";
+  url += api_segment(repo.type);
+  url += "/" + repo.id;
+  url += suffix;
+  return url;
+}
+
+bool is_safe_repo_path(std::string_view path) noexcept {
+  if (path.empty() || path.front() == '/') return false;
+  if (path.find('\\') != std::string_view::npos || path.find('\0') != std::string_view::npos) return false;
+  std::size_t start = 0;
+  while (true) {
+    auto slash = path.find('/', start);
+    auto part = path.substr(start, slash == std::string_view::npos ? path.npos : slash - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    if (slash == std::string_view::npos) return true;
+    start = slash + 1;
+  }
+}
+
+}  // namespace khub::hub

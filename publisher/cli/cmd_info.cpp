@@ -1,0 +1,88 @@
+// khub info REPO: what the Hub says about a kernel at a version or revision — commit, publisher
+// trust, variants, the one this host takes and its metadata. Exit 0 ok, 1 failure, 2 usage.
+#include <nlohmann/json.hpp>
+
+#include "hub_cli.h"
+#include "khub/hub/download.h"
+#include "khub/hub/kernel_fetch.h"
+#include "khub/protocol/metadata.h"
+#include "khub/variants/resolve.h"
+
+namespace khub::cli {
+namespace {
+
+struct InfoOptions {
+  std::string repo;
+  HubFlags hub;
+};
+
+int run_info(const InfoOptions& opts) {
+  auto options = client_options(opts.hub);
+  if (!options) return report_error(options.error());
+  hub::HubClient client(*options);
+  auto host = host_for(opts.hub);
+  if (!host) return report_error(host.error());
+  auto type = opts.hub.repo_type.empty() ? hub::RepoType::Kernel : *hub::parse_repo_type(opts.hub.repo_type);
+  auto repo = hub::make_repo(opts.repo, type);
+  if (!repo) return report_error(repo.error());
+  std::optional<int> version = opts.hub.version;
+  if (!version && opts.hub.revision.empty()) {  // default: the newest version, else main
+    auto versions = hub::list_versions(client, *repo);
+    if (!versions && opts.hub.repo_type.empty() && versions.error().code == ErrorCode::RepoNotFound) {
+      repo->type = hub::RepoType::Model;
+      versions = hub::list_versions(client, *repo);
+    }
+    if (!versions) return report_error(versions.error());
+    if (!versions->empty()) version = versions->back().version;
+  }
+  auto commit = hub::resolve_commit(client, *repo, version, opts.hub.revision);
+  if (!commit) return report_error(commit.error());
+  auto names = hub::list_variant_names(client, *repo, *commit);
+  if (!names) return report_error(names.error());
+  auto r = variants::resolve_variants(*names, *host);
+  const auto* pick = variants::first_loadable(r);
+  nlohmann::ordered_json out = {
+      {"repo_id", repo->id}, {"repo_type", hub::to_string(repo->type)},
+      {"revision", version ? "v" + std::to_string(*version) : opts.hub.revision}, {"commit", *commit}};
+  if (!client.options().offline) {
+    auto trusted = client.is_trusted_publisher(repo->id.substr(0, repo->id.find('/')));
+    out["trusted_publisher"] = trusted ? nlohmann::json(*trusted) : nlohmann::json(nullptr);
+  }
+  out["variants"] = *names;
+  out["host_variant"] = pick ? nlohmann::json(pick->name) : nlohmann::json(nullptr);
+  if (pick) {
+    auto meta_file = hub::fetch_file(client, *repo, *commit, "build/" + pick->name + "/metadata.json");
+    if (!meta_file) return report_error(meta_file.error());
+    auto meta = protocol::read_metadata(*meta_file);
+    if (!meta) return report_error(meta.error());
+    out["metadata"] = {{"name", meta->name}, {"id", meta->id}, {"version", meta->version},
+                       {"license", meta->license}, {"backend", protocol::to_string(meta->backend.type)},
+                       {"archs", meta->backend.archs.value_or(std::vector<std::string>{})},
+                       {"digest", meta->digest.has_value()}};
+  }
+  if (opts.hub.json) {
+    std::cout << out.dump(2) << '\n';
+    return kOk;
+  }
+  std::cout << repo->id << " (" << hub::to_string(repo->type) << ")  " << out["revision"].get<std::string>() << " = "
+            << *commit << '\n';
+  if (out.contains("trusted_publisher"))
+    std::cout << "trusted publisher: " << (out["trusted_publisher"].is_null() ? "unknown"
+                                           : out["trusted_publisher"].get<bool>() ? "yes" : "no") << '\n';
+  std::cout << "variants: " << names->size() << "\nthis host: " << (pick ? pick->name : "none") << '\n';
+  if (out.contains("metadata"))
+    std::cout << "metadata: " << out["metadata"].dump() << '\n';
+  return kOk;
+}
+
+void setup_info(CLI::App& root) {
+  auto opts = std::make_shared<InfoOptions>();
+  auto* cmd = root.add_subcommand("info", "Show a kernel's commit, trust, variants and the one this host takes");
+  cmd->add_option("repo", opts->repo, "Repo id")->required();
+  add_hub_flags(cmd, opts->hub);
+  cmd->callback([opts] { set_exit_code(run_info(*opts)); });
+}
+
+}  // namespace
+KHUB_REGISTER_COMMAND("info", setup_info);
+}  // namespace khub::cli

@@ -1,0 +1,53 @@
+// khub lock [PROJECT]: pins every [tool.kernels.dependencies] entry of PROJECT/pyproject.toml to the
+// commit of its version branch and the git_lfs_concat hash of each variant, in kernels.lock (the
+// format `kernels lock` writes). Exit 0 ok, 1 failure, 2 usage.
+#include <nlohmann/json.hpp>
+
+#include "hub_cli.h"
+#include "khub/hub/project.h"
+#include "khub/protocol/lock.h"
+
+namespace khub::cli {
+namespace {
+
+struct LockOptions {
+  std::string project = ".";
+  std::string output;  // default PROJECT/kernels.lock
+  HubFlags hub;
+};
+
+int run_lock(const LockOptions& opts) {
+  auto options = client_options(opts.hub);
+  if (!options) return report_error(options.error());
+  hub::HubClient client(*options);
+  std::filesystem::path project = opts.project;
+  std::filesystem::path pyproject = std::filesystem::is_directory(project) ? project / "pyproject.toml" : project;
+  auto locks = hub::lock_project(client, pyproject);
+  if (!locks) return report_error(locks.error());
+  std::filesystem::path output = opts.output.empty() ? pyproject.parent_path() / "kernels.lock" : std::filesystem::path(opts.output);
+  if (auto s = write_file_atomic(output, protocol::serialize_legacy_locks(*locks)); !s) return report_error(s.error());
+  if (opts.hub.json) {
+    nlohmann::ordered_json out = {{"lockfile", output.string()}, {"kernels", nlohmann::json::array()}};
+    for (const auto& l : *locks)
+      out["kernels"].push_back({{"repo_id", l.repo_id}, {"sha", l.sha}, {"variants", l.variants.size()}});
+    std::cout << out.dump(2) << '\n';
+  } else {
+    for (const auto& l : *locks)
+      std::cout << l.repo_id << " " << l.sha << " (" << l.variants.size() << " variants)\n";
+    std::cout << output.string() << '\n';
+  }
+  return kOk;
+}
+
+void setup_lock(CLI::App& root) {
+  auto opts = std::make_shared<LockOptions>();
+  auto* cmd = root.add_subcommand("lock", "Write kernels.lock for the kernels a pyproject.toml depends on");
+  cmd->add_option("project", opts->project, "Project folder or pyproject.toml (default: .)");
+  cmd->add_option("-o,--output", opts->output, "Lock file to write (default: next to pyproject.toml)");
+  add_hub_flags(cmd, opts->hub, false);
+  cmd->callback([opts] { set_exit_code(run_lock(*opts)); });
+}
+
+}  // namespace
+KHUB_REGISTER_COMMAND("lock", setup_lock);
+}  // namespace khub::cli

@@ -1,0 +1,66 @@
+// khub verify REPO: re-checks cached variants without any HTTP — every blob against its etag and the
+// metadata.json digest. Exit 0 when all match, 1 naming each mismatching file, 2 on usage errors.
+#include <nlohmann/json.hpp>
+
+#include "hub_cli.h"
+#include "khub/hub/download.h"
+#include "khub/hub/kernel_fetch.h"
+#include "khub/hub/project.h"
+
+namespace khub::cli {
+namespace {
+
+struct VerifyOptions {
+  std::string repo;
+  std::vector<std::string> variants;
+  HubFlags hub;
+};
+
+int run_verify(const VerifyOptions& opts) {
+  auto options = client_options(opts.hub);
+  if (!options) return report_error(options.error());
+  options->offline = true;  // verification reads the cache only
+  hub::HubClient client(*options);
+  auto type = opts.hub.repo_type.empty() ? hub::RepoType::Kernel : *hub::parse_repo_type(opts.hub.repo_type);
+  auto repo = hub::make_repo(opts.repo, type);
+  if (!repo) return report_error(repo.error());
+  auto commit = hub::resolve_commit(client, *repo, opts.hub.version, opts.hub.revision);
+  if (!commit && opts.hub.repo_type.empty() && commit.error().code == ErrorCode::OfflineMiss) {
+    repo->type = hub::RepoType::Model;
+    commit = hub::resolve_commit(client, *repo, opts.hub.version, opts.hub.revision);
+  }
+  if (!commit) return report_error(commit.error());
+  auto checks = hub::verify_cached(hub::cache_of(client), *repo, *commit, opts.variants);
+  if (!checks) return report_error(checks.error());
+  bool ok = true;
+  nlohmann::ordered_json out = {{"repo_id", repo->id}, {"commit", *commit}, {"variants", nlohmann::json::array()}};
+  for (const auto& c : *checks) {
+    ok = ok && c.ok;
+    out["variants"].push_back({{"variant", c.variant}, {"ok", c.ok}, {"digest", c.has_digest},
+                               {"signature", c.has_signature ? "present (not verified)" : "absent"},
+                               {"problems", c.problems}});
+    if (!opts.hub.json) {
+      std::cout << (c.ok ? "ok    " : "FAIL  ") << c.variant << (c.has_digest ? "" : " (no digest: blobs only)") << '\n';
+      for (const auto& p : c.problems) std::cerr << "error: " << p << '\n';
+    }
+  }
+  out["ok"] = ok;
+  if (opts.hub.json) std::cout << out.dump(2) << '\n';
+  if (!ok && !opts.hub.json)
+    std::cerr << "  hint: remove the bad files (`rm -r " << hub::cache_of(client).repo_dir(*repo).string()
+              << "`) and download again\n";
+  return ok ? kOk : kFailure;
+}
+
+void setup_verify(CLI::App& root) {
+  auto opts = std::make_shared<VerifyOptions>();
+  auto* cmd = root.add_subcommand("verify", "Check cached kernel files against their hashes and digest (no network)");
+  cmd->add_option("repo", opts->repo, "Repo id")->required();
+  cmd->add_option("--variant", opts->variants, "Variant(s) to check (default: every cached one)");
+  add_hub_flags(cmd, opts->hub);
+  cmd->callback([opts] { set_exit_code(run_verify(*opts)); });
+}
+
+}  // namespace
+KHUB_REGISTER_COMMAND("verify", setup_verify);
+}  // namespace khub::cli

@@ -1,0 +1,112 @@
+// The khub executable's hub commands as processes against a loopback Hub: output, JSON, exit codes.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "fixture_hub.h"
+#include "test_util.h"
+
+namespace {
+namespace fs = std::filesystem;
+using khub::test::FixtureHub;
+using khub::test::TempDir;
+
+const std::string kVariant = "torch212-cxx11-cu130-x86_64-linux";
+
+struct Run {
+  int code = -1;
+  std::string out;
+};
+
+Run khub_cli(const std::string& env, const std::string& args) {
+  std::string cmd = "env -u HF_TOKEN " + env + " " + KHUB_BINARY_DIR "/bin/khub " + args + " 2>/dev/null";
+  Run r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
+  int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    commit_ = hub_.commit("org/relu", "v1", khub::test::sample_variant_files(kVariant, "_relu_cuda_abc1234"));
+    hub_.set_trusted("org", true);
+    env_ = "HF_ENDPOINT=" + hub_.endpoint() + " HF_HUB_CACHE=" + cache_.path().string();
+  }
+  FixtureHub hub_;
+  TempDir cache_;
+  std::string commit_, env_;
+};
+
+TEST_F(CliTest, DownloadVerifyInfoVersions) {
+  auto dl = khub_cli(env_, "download org/relu --version 1 --torch 2.12 --backend cuda --host /dev/null");
+  // --host /dev/null is not JSON: a usage error.
+  EXPECT_EQ(dl.code, 2);
+  std::ofstream(cache_.path() / "host.json")
+      << R"({"os":"linux","cpu":"x86_64","torch":"2.12","cxx11_abi":true,"backend":"cuda","backend_version":"13.0","tvm_ffi":null,"macos":null})";
+  const std::string host = " --host " + (cache_.path() / "host.json").string();
+  dl = khub_cli(env_, "download org/relu --version 1 --quiet" + host);
+  ASSERT_EQ(dl.code, 0) << dl.out;
+  EXPECT_EQ(dl.out, (cache_.path() / "kernels--org--relu" / "snapshots" / commit_).string() + "\n");
+  auto v = khub_cli(env_, "verify org/relu --version 1 --json");
+  ASSERT_EQ(v.code, 0) << v.out;
+  EXPECT_TRUE(nlohmann::json::parse(v.out)["ok"].get<bool>());
+  auto info = khub_cli(env_, "info org/relu --json" + host);
+  ASSERT_EQ(info.code, 0) << info.out;
+  auto j = nlohmann::json::parse(info.out);
+  EXPECT_EQ(j["commit"], commit_);
+  EXPECT_EQ(j["host_variant"], kVariant);
+  EXPECT_EQ(j["metadata"]["id"], "_relu_cuda_abc1234");
+  EXPECT_EQ(j["trusted_publisher"], true);
+  auto vs = khub_cli(env_, "versions org/relu --json" + host);
+  ASSERT_EQ(vs.code, 0) << vs.out;
+  auto vj = nlohmann::json::parse(vs.out);
+  ASSERT_EQ(vj["versions"].size(), 1u);
+  EXPECT_EQ(vj["versions"][0]["version"], 1);
+  EXPECT_EQ(vj["versions"][0]["host_variant"], kVariant);
+
+  // A damaged blob: verify names the file and exits 1.
+  fs::path so = cache_.path() / "kernels--org--relu" / "snapshots" / commit_ / "build" / kVariant /
+                "_relu_cuda_abc1234.abi3.so";
+  fs::path blob = fs::canonical(so);
+  fs::permissions(blob, fs::perms::owner_write, fs::perm_options::add);
+  { std::ofstream(blob, std::ios::binary | std::ios::in | std::ios::out) << "XX"; }
+  auto bad = khub_cli(env_, "verify org/relu --version 1 --json");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.out.find("_relu_cuda_abc1234.abi3.so"), std::string::npos) << bad.out;
+}
+
+TEST_F(CliTest, FilesAllLockAndErrors) {
+  auto files = khub_cli(env_, "download org/relu build/" + kVariant + "/__init__.py --revision v1 --json");
+  ASSERT_EQ(files.code, 0) << files.out;
+  EXPECT_EQ(nlohmann::json::parse(files.out)["commit"], commit_);
+  auto all = khub_cli(env_, "download org/relu --all --revision main -q");
+  ASSERT_EQ(all.code, 0) << all.out;
+  EXPECT_TRUE(fs::exists(cache_.path() / "kernels--org--relu" / "snapshots" / commit_ / "build" / kVariant /
+                         "layers" / "__init__.py"));
+
+  std::ofstream(cache_.path() / "pyproject.toml") << "[tool.kernels.dependencies]\n\"org/relu\" = 1\n";
+  auto lock = khub_cli(env_, "lock " + cache_.path().string() + " --json");
+  ASSERT_EQ(lock.code, 0) << lock.out;
+  auto text = khub::test::slurp(cache_.path() / "kernels.lock");
+  auto lj = nlohmann::json::parse(text);
+  EXPECT_EQ(lj[0]["repo_id"], "org/relu");
+  EXPECT_EQ(lj[0]["sha"], commit_);
+  EXPECT_EQ(lj[0]["variants"][kVariant]["hash_type"], "git_lfs_concat");
+
+  EXPECT_EQ(khub_cli(env_, "download org/missing --revision main -q").code, 1);
+  EXPECT_EQ(khub_cli(env_, "download org/relu --version 9 -q").code, 1);
+  EXPECT_EQ(khub_cli(env_, "download not-a-repo -q").code, 2);
+  EXPECT_EQ(khub_cli(env_, "download org/relu --version 1 --revision main").code, 2);
+  EXPECT_EQ(khub_cli(env_, "download").code, 2);
+  EXPECT_EQ(khub_cli(env_ + " HF_HUB_OFFLINE=1", "download org/relu --revision v2 -q").code, 1);
+}
+
+}  // namespace

@@ -1,0 +1,242 @@
+// fetch_file / fetch_files against a real loopback server: cache layout, redirects and dropped
+// auth, resume, ignored ranges, corruption, offline, cache fallback, concurrent processes.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "fixture_hub.h"
+#include "khub/base/hash.h"
+#include "khub/hub/download.h"
+#include "test_util.h"
+
+namespace {
+using namespace khub;
+using namespace khub::hub;
+using khub::test::FixtureHub;
+using khub::test::TempDir;
+namespace fs = std::filesystem;
+
+const std::string kVariant = "torch212-cxx11-cu130-x86_64-linux";
+const std::string kSo = "build/" + kVariant + "/_relu_cuda_abc1234.abi3.so";
+const std::string kInit = "build/" + kVariant + "/__init__.py";
+
+class DownloadTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    commit_ = hub_.commit("org/relu", "v1", test::sample_variant_files(kVariant, "_relu_cuda_abc1234", 300000));
+  }
+  ClientOptions options() {
+    auto o = test::fixture_options(hub_, dir_.path());
+    o.token = "hf_test_token_123456";
+    return o;
+  }
+  FixtureHub hub_;
+  TempDir dir_;
+  std::string commit_;
+  RepoRef repo_{RepoType::Kernel, "org/relu"};
+};
+
+TEST_F(DownloadTest, RegularFileViaBranchWritesHfLayout) {
+  HubClient c(options());
+  auto p = fetch_file(c, repo_, "v1", kInit);
+  ASSERT_TRUE(p) << p.error().describe();
+  CacheLayout cache(dir_.path());
+  EXPECT_EQ(*p, cache.snapshot_file(repo_, commit_, kInit));
+  EXPECT_TRUE(fs::is_symlink(*p));
+  EXPECT_EQ(fs::read_symlink(*p).string(), "../../../../blobs/" + git_blob_sha1_hex("from ._ops import ops\n"));
+  EXPECT_EQ(test::slurp(*p), "from ._ops import ops\n");
+  EXPECT_EQ(test::slurp(cache.ref_file(repo_, "v1")), commit_);
+  // The 307 to resolve-cache is followed on the same host with the token.
+  for (const auto& r : hub_.requests()) EXPECT_EQ(r.authorization, "Bearer hf_test_token_123456") << r.path;
+  // Commit shortcut: no request at all.
+  hub_.clear_requests();
+  ASSERT_TRUE(fetch_file(c, repo_, commit_, kInit));
+  EXPECT_TRUE(hub_.requests().empty());
+}
+
+TEST_F(DownloadTest, CopiesWhenSymlinksAreDisabled) {
+  auto o = options();
+  o.disable_symlinks = true;
+  HubClient c(o);
+  auto p = fetch_file(c, repo_, commit_, kInit);
+  ASSERT_TRUE(p) << p.error().describe();
+  EXPECT_FALSE(fs::is_symlink(*p));
+  EXPECT_EQ(test::slurp(*p), "from ._ops import ops\n");
+}
+
+TEST_F(DownloadTest, LfsFromOtherHostWithoutToken) {
+  HubClient c(options());
+  auto p = fetch_file(c, repo_, commit_, kSo);
+  ASSERT_TRUE(p) << p.error().describe();
+  EXPECT_EQ(fs::file_size(*p), 300000u);
+  bool saw_cdn = false;
+  for (const auto& r : hub_.requests()) {
+    if (r.server == "cdn") {
+      saw_cdn = true;
+      EXPECT_EQ(r.authorization, "");
+    } else {
+      EXPECT_EQ(r.authorization, "Bearer hf_test_token_123456");
+    }
+  }
+  EXPECT_TRUE(saw_cdn);
+  std::string blob_name = fs::read_symlink(*p).filename();
+  EXPECT_EQ(blob_name.size(), 64u);
+  EXPECT_EQ(to_hex(*hash_file(*p, HashAlgorithm::Sha256)), blob_name);
+}
+
+TEST_F(DownloadTest, ResumesAfterDroppedConnection) {
+  test::Faults f;
+  f.match = "/blobs/";
+  f.drop_count = 2;
+  f.drop_after = 100000;
+  hub_.set_faults(f);
+  HubClient c(options());
+  auto p = fetch_file(c, repo_, commit_, kSo);
+  ASSERT_TRUE(p) << p.error().describe();
+  EXPECT_EQ(fs::file_size(*p), 300000u);
+  std::vector<std::string> ranges;
+  for (const auto& r : hub_.requests())
+    if (r.server == "cdn") ranges.push_back(r.range);
+  ASSERT_EQ(ranges.size(), 3u);
+  EXPECT_EQ(ranges[0], "");
+  EXPECT_EQ(ranges[1], "bytes=100000-");
+  EXPECT_NE(ranges[2], "");
+}
+
+TEST_F(DownloadTest, RestartsWhenRangeIgnored) {
+  test::Faults f;
+  f.match = "/blobs/";
+  f.drop_count = 1;
+  f.drop_after = 70000;
+  f.ignore_range = true;
+  hub_.set_faults(f);
+  HubClient c(options());
+  auto p = fetch_file(c, repo_, commit_, kSo);
+  ASSERT_TRUE(p) << p.error().describe();
+  EXPECT_EQ(to_hex(*hash_file(*p, HashAlgorithm::Sha256)), fs::read_symlink(*p).filename().string());
+}
+
+TEST_F(DownloadTest, CorruptBodyIsRejectedAndNothingKept) {
+  test::Faults f;
+  f.match = "/blobs/";
+  f.corrupt = true;
+  hub_.set_faults(f);
+  HubClient c(options());
+  auto p = fetch_file(c, repo_, commit_, kSo);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().code, ErrorCode::Integrity);
+  EXPECT_NE(p.error().message.find("_relu_cuda_abc1234.abi3.so: sha256 mismatch"), std::string::npos);
+  CacheLayout cache(dir_.path());
+  EXPECT_TRUE(fs::is_empty(cache.repo_dir(repo_) / "blobs"));
+  EXPECT_FALSE(fs::exists(cache.snapshot_file(repo_, commit_, kSo)));
+}
+
+TEST_F(DownloadTest, TruncatedBodyFailsAfterResumes) {
+  test::Faults f;
+  f.match = "/blobs/";
+  f.drop_count = 100;
+  f.drop_after = 0;
+  hub_.set_faults(f);
+  HubClient c(options());
+  auto p = fetch_file(c, repo_, commit_, kSo);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().code, ErrorCode::Network);
+}
+
+TEST_F(DownloadTest, MissingEntryLeavesNoExistMarker) {
+  HubClient c(options());
+  auto p = fetch_file(c, repo_, "v1", "kernel-status.toml");
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().code, ErrorCode::EntryNotFound);
+  CacheLayout cache(dir_.path());
+  EXPECT_TRUE(fs::exists(cache.no_exist(repo_, commit_, "kernel-status.toml")));
+  auto opts = options();
+  opts.offline = true;
+  HubClient offline(opts);
+  EXPECT_EQ(fetch_file(offline, repo_, "v1", "kernel-status.toml").error().code, ErrorCode::EntryNotFound);
+}
+
+TEST_F(DownloadTest, OfflineUsesCacheOnly) {
+  {
+    HubClient c(options());
+    ASSERT_TRUE(fetch_file(c, repo_, "v1", kInit));
+  }
+  hub_.clear_requests();
+  auto opts = options();
+  opts.offline = true;
+  HubClient offline(opts);
+  auto p = fetch_file(offline, repo_, "v1", kInit);
+  ASSERT_TRUE(p) << p.error().describe();
+  auto miss = fetch_file(offline, repo_, "v1", kSo);
+  EXPECT_EQ(miss.error().code, ErrorCode::OfflineMiss);
+  EXPECT_TRUE(hub_.requests().empty());
+}
+
+TEST_F(DownloadTest, FallsBackToCacheWhenHubFails) {
+  {
+    HubClient c(options());
+    ASSERT_TRUE(fetch_file(c, repo_, "v1", kInit));
+  }
+  test::Faults f;
+  f.fail_count = 1000;
+  f.fail_status = 500;
+  hub_.set_faults(f);
+  auto opts = options();
+  opts.max_retries = 1;
+  HubClient c(opts);
+  auto p = fetch_file(c, repo_, "v1", kInit);
+  ASSERT_TRUE(p) << p.error().describe();
+}
+
+TEST_F(DownloadTest, ParallelFilesAndUnwritableCache) {
+  HubClient c(options());
+  auto tree = c.list_tree(repo_, commit_, "build/" + kVariant, true);
+  ASSERT_TRUE(tree);
+  ASSERT_TRUE(fetch_files(c, repo_, commit_, *tree));
+  CacheLayout cache(dir_.path());
+  for (const auto& e : *tree)
+    if (!e.directory) {
+      EXPECT_TRUE(fs::exists(cache.snapshot_file(repo_, commit_, e.path))) << e.path;
+    }
+
+  // A cache root below a regular file cannot be created, even by root.
+  fs::path blocker = dir_.path() / "not-a-dir";
+  { std::ofstream(blocker) << "x"; }
+  auto opts = options();
+  opts.cache_dir = blocker / "cache";
+  HubClient c2(opts);
+  auto p = fetch_file(c2, repo_, commit_, kInit);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().code, ErrorCode::Io);
+}
+
+TEST_F(DownloadTest, TwoProcessesDownloadTheSameFile) {
+  auto opts = options();
+  std::vector<pid_t> children;
+  for (int i = 0; i < 2; ++i) {
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      HubClient c(opts);
+      auto p = fetch_file(c, repo_, commit_, kSo);
+      ::_exit(p && fs::file_size(*p) == 300000u ? 0 : 1);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  CacheLayout cache(dir_.path());
+  int blobs = 0;
+  for (const auto& e : fs::directory_iterator(cache.repo_dir(repo_) / "blobs")) {
+    EXPECT_EQ(e.path().filename().string().find(".incomplete"), std::string::npos);
+    ++blobs;
+  }
+  EXPECT_EQ(blobs, 1);
+}
+
+}  // namespace

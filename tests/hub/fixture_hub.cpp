@@ -1,0 +1,374 @@
+#include "fixture_hub.h"
+
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <thread>
+
+#include "khub/base/hash.h"
+
+namespace khub::test {
+using nlohmann::json;
+
+namespace {
+struct Repo {
+  std::string type;
+  std::map<std::string, std::string> branches;  // name → commit
+  std::vector<std::string> branch_order;
+  std::map<std::string, std::map<std::string, FixtureFile>> commits;
+  bool gated = false;
+};
+}  // namespace
+
+struct FixtureHub::State {
+  httplib::Server hub;
+  httplib::Server cdn;
+  int hub_port = 0;
+  int cdn_port = 0;
+  std::thread hub_thread, cdn_thread;
+  mutable std::mutex mutex;
+  std::map<std::string, Repo> repos;
+  std::map<std::string, bool> trusted;
+  std::map<std::string, std::shared_ptr<const std::string>> blobs;  // sha256 → content
+  std::string token;
+  Faults faults;
+  std::vector<RequestRecord> log;
+  int commit_counter = 0;
+
+  void record(const std::string& server, const httplib::Request& req) {
+    std::string path = req.path;
+    if (!req.params.empty()) {
+      path += '?';
+      for (const auto& [k, v] : req.params) path += k + "=" + v + "&";
+      path.pop_back();
+    }
+    log.push_back({server, req.method, path, req.get_header_value("Authorization"), req.get_header_value("Range"),
+                   req.get_header_value("User-Agent")});
+  }
+  bool matches(const httplib::Request& req) const {
+    return faults.match.empty() || req.path.find(faults.match) != std::string::npos;
+  }
+  // Applies status faults; true when the response is already decided.
+  bool inject_status(const httplib::Request& req, httplib::Response& res) {
+    if (faults.fail_count <= 0 || !matches(req)) return false;
+    --faults.fail_count;
+    res.status = faults.fail_status;
+    if (!faults.rate_limit.empty()) res.set_header("RateLimit", faults.rate_limit);
+    if (!faults.retry_after.empty()) res.set_header("Retry-After", faults.retry_after);
+    res.set_content("{\"error\":\"injected\"}", "application/json");
+    return true;
+  }
+  static void error(httplib::Response& res, int status, const std::string& code, const std::string& message) {
+    res.status = status;
+    if (!code.empty()) res.set_header("X-Error-Code", code);
+    res.set_header("X-Error-Message", message);
+    res.set_header("X-Request-Id", "req-fixture");
+    res.set_content(json{{"error", message}}.dump(), "application/json");
+  }
+  void api_json(const httplib::Request& req, httplib::Response& res, const json& j) {
+    res.set_header("X-Request-Id", "req-fixture");
+    if (faults.garbage_json && matches(req)) res.set_content("<html>not json", "text/html");
+    else res.set_content(j.dump(), "application/json");
+  }
+  // Finds repo and commit; answers the error itself when it cannot.
+  Repo* find_repo(const std::string& type, const std::string& id, const httplib::Request& req,
+                  httplib::Response& res) {
+    if (!token.empty() && req.get_header_value("Authorization") != "Bearer " + token) {
+      error(res, 401, "", "Invalid username or password.");
+      return nullptr;
+    }
+    auto it = repos.find(id);
+    if (it == repos.end() || it->second.type != type) {
+      error(res, 404, "RepoNotFound", "Repository not found");
+      return nullptr;
+    }
+    return &it->second;
+  }
+  std::string resolve_rev(Repo& repo, const std::string& rev) {
+    if (repo.commits.count(rev)) return rev;
+    auto b = repo.branches.find(rev);
+    return b == repo.branches.end() ? std::string() : b->second;
+  }
+  static std::string etag_of(const FixtureFile& f) {
+    return f.lfs ? sha256_hex(f.content) : git_blob_sha1_hex(f.content);
+  }
+  // Serves `body` (shared, not copied) with Range support and the body faults.
+  void serve_bytes(const httplib::Request& req, httplib::Response& res, std::shared_ptr<const std::string> body) {
+    if (faults.corrupt && matches(req) && !body->empty()) {
+      auto bad = std::make_shared<std::string>(*body);
+      (*bad)[0] = static_cast<char>((*bad)[0] ^ 0x5a);
+      body = bad;
+    }
+    res.set_header("Accept-Ranges", "bytes");
+    std::size_t start = 0;
+    std::string range = req.get_header_value("Range");
+    if (!range.empty() && !(faults.ignore_range && matches(req))) {
+      start = std::min<std::size_t>(std::stoull(range.substr(range.find('=') + 1)), body->size());
+      res.status = 206;
+      res.set_header("Content-Range", "bytes " + std::to_string(start) + "-" + std::to_string(body->size() - 1) + "/" +
+                                          std::to_string(body->size()));
+    }
+    // httplib slices ranged responses itself; this fixture decides ranges on its own.
+    const_cast<httplib::Request&>(req).ranges.clear();
+    std::size_t drop = std::string::npos;
+    if (faults.drop_count > 0 && matches(req) && req.method == "GET") {
+      --faults.drop_count;
+      drop = faults.drop_after;
+    }
+    res.set_content_provider(body->size() - start, "application/octet-stream",
+                             [body, start, drop](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+                               if (offset >= drop) return false;  // drop the connection
+                               std::size_t n = std::min({length, body->size() - start - offset, std::size_t{1} << 20});
+                               if (drop != std::string::npos) n = std::min(n, drop - offset);
+                               sink.write(body->data() + start + offset, n);
+                               return true;
+                             });
+  }
+  void routes();
+};
+
+// Routes: the subset of hub-protocol.md §8 that the client uses.
+
+namespace {
+std::string lfs_pointer(const std::string& content) {
+  return "version https://git-lfs.github.com/spec/v1\noid sha256:" + sha256_hex(content) + "\nsize " +
+         std::to_string(content.size()) + "\n";
+}
+std::string id_of(const httplib::Match& m, int first) { return std::string(m[first]) + "/" + std::string(m[first + 1]); }
+std::string type_of(const std::string& segment) { return segment == "kernels" || segment == "kernels/" ? "kernel" : "model"; }
+}  // namespace
+
+void FixtureHub::State::routes() {
+  auto& s = *this;
+  using httplib::Request;
+  using httplib::Response;
+  s.hub.set_pre_routing_handler([&s](const Request& req, Response&) {
+    std::lock_guard<std::mutex> g(s.mutex);
+    s.record("hub", req);
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  s.cdn.set_pre_routing_handler([&s](const Request& req, Response&) {
+    std::lock_guard<std::mutex> g(s.mutex);
+    s.record("cdn", req);
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+
+  s.hub.Get(R"(/api/organizations/([^/]+)/overview)", [&s](const Request& req, Response& res) {
+    std::lock_guard<std::mutex> g(s.mutex);
+    if (s.inject_status(req, res)) return;
+    auto it = s.trusted.find(req.matches[1]);
+    if (it == s.trusted.end()) return s.error(res, 404, "", "Sorry, we can't find the page you are looking for.");
+    s.api_json(req, res, json{{"name", std::string(req.matches[1])}, {"trustedKernelPublisher", it->second}});
+  });
+
+  s.hub.Get(R"(/api/(kernels|models)/([^/]+)/([^/]+)/refs)", [&s](const Request& req, Response& res) {
+    std::lock_guard<std::mutex> g(s.mutex);
+    if (s.inject_status(req, res)) return;
+    auto* repo = s.find_repo(type_of(req.matches[1]), id_of(req.matches, 2), req, res);
+    if (!repo) return;
+    json branches = json::array();
+    for (const auto& name : repo->branch_order)
+      branches.push_back({{"name", name}, {"ref", "refs/heads/" + name}, {"targetCommit", repo->branches[name]}});
+    s.api_json(req, res, json{{"branches", branches}, {"tags", json::array()}, {"converts", json::array()}});
+  });
+
+  auto revision = [&s](const Request& req, Response& res, const std::string& rev) {
+    std::lock_guard<std::mutex> g(s.mutex);
+    if (s.inject_status(req, res)) return;
+    std::string id = id_of(req.matches, 2);
+    auto* repo = s.find_repo(type_of(req.matches[1]), id, req, res);
+    if (!repo) return;
+    std::string commit = s.resolve_rev(*repo, rev);
+    if (commit.empty()) return s.error(res, 404, "RevisionNotFound", "Invalid rev id: " + rev);
+    s.api_json(req, res, json{{"id", id}, {"sha", commit}, {"private", false}, {"gated", repo->gated}});
+  };
+  s.hub.Get(R"(/api/(kernels|models)/([^/]+)/([^/]+)/revision/([^/]+))",
+            [revision](const Request& req, Response& res) { revision(req, res, req.matches[4]); });
+  s.hub.Get(R"(/api/(kernels|models)/([^/]+)/([^/]+))",
+            [revision](const Request& req, Response& res) { revision(req, res, "main"); });
+
+  s.hub.Get(R"(/api/(kernels|models)/([^/]+)/([^/]+)/tree/([^/]+)(/.*)?)", [&s](const Request& req, Response& res) {
+    std::lock_guard<std::mutex> g(s.mutex);
+    if (s.inject_status(req, res)) return;
+    auto* repo = s.find_repo(type_of(req.matches[1]), id_of(req.matches, 2), req, res);
+    if (!repo) return;
+    std::string commit = s.resolve_rev(*repo, req.matches[4]);
+    if (commit.empty()) return s.error(res, 404, "RevisionNotFound", "Invalid rev id");
+    std::string prefix = req.matches[5].length() > 1 ? std::string(req.matches[5]).substr(1) + "/" : "";
+    bool recursive = req.get_param_value("recursive") == "true";
+    std::map<std::string, json> entries;
+    for (const auto& [path, f] : repo->commits[commit]) {
+      if (path.rfind(prefix, 0) != 0) continue;
+      std::string rest = path.substr(prefix.size());
+      for (auto slash = rest.find('/'); slash != std::string::npos; slash = rest.find('/', slash + 1)) {
+        std::string dir = prefix + rest.substr(0, slash);
+        entries[dir] = {{"type", "directory"}, {"oid", git_blob_sha1_hex(dir)}, {"path", dir}, {"size", 0}};
+        if (!recursive) break;
+      }
+      if (!recursive && rest.find('/') != std::string::npos) continue;
+      json e = {{"type", "file"}, {"path", path}, {"size", f.content.size()},
+                {"oid", git_blob_sha1_hex(f.lfs ? lfs_pointer(f.content) : f.content)}};
+      if (f.lfs)
+        e["lfs"] = {{"oid", sha256_hex(f.content)}, {"size", f.content.size()},
+                    {"pointerSize", lfs_pointer(f.content).size()}};
+      entries[path] = e;
+    }
+    if (entries.empty() && !prefix.empty()) return s.error(res, 404, "EntryNotFound", "Entry not found");
+    json all = json::array();
+    for (auto& [p, e] : entries) all.push_back(e);
+    if (s.faults.escape_path && s.matches(req))
+      all.push_back({{"type", "file"}, {"path", prefix + "../../escape"}, {"oid", git_blob_sha1_hex("x")}, {"size", 1}});
+    std::size_t offset = req.has_param("cursor") ? std::stoull(req.get_param_value("cursor")) : 0;
+    if (s.faults.page_size > 0) {
+      std::size_t end = std::min(all.size(), offset + static_cast<std::size_t>(s.faults.page_size));
+      json page = json::array();
+      for (std::size_t i = offset; i < end; ++i) page.push_back(all[i]);
+      if (end < all.size())
+        res.set_header("Link", "<http://" + req.get_header_value("Host") + req.path + "?recursive=" +
+                                   (recursive ? "true" : "false") + "&cursor=" + std::to_string(end) + ">; rel=\"next\"");
+      all = page;
+    }
+    s.api_json(req, res, all);
+  });
+
+  s.hub.Get(R"(/api/resolve-cache/(kernels|models)/([^/]+)/([^/]+)/([0-9a-f]{40})/(.+))",
+            [&s](const Request& req, Response& res) {
+              std::lock_guard<std::mutex> g(s.mutex);
+              if (s.inject_status(req, res)) return;
+              auto* repo = s.find_repo(type_of(req.matches[1]), id_of(req.matches, 2), req, res);
+              if (!repo) return;
+              auto& files = repo->commits[req.matches[4]];
+              auto it = files.find(req.matches[5]);
+              if (it == files.end()) return s.error(res, 404, "EntryNotFound", "Entry not found");
+              res.set_header("ETag", "\"" + s.etag_of(it->second) + "\"");
+              res.set_header("X-Repo-Commit", std::string(req.matches[4]));
+              s.serve_bytes(req, res, std::make_shared<const std::string>(it->second.content));
+            });
+
+  s.hub.Get(R"(/(kernels/)?([^/]+)/([^/]+)/resolve/([^/]+)/(.+))", [&s](const Request& req, Response& res) {
+    std::lock_guard<std::mutex> g(s.mutex);
+    if (s.inject_status(req, res)) return;
+    std::string type = type_of(req.matches[1]);
+    auto* repo = s.find_repo(type, id_of(req.matches, 2), req, res);
+    if (!repo) return;
+    if (repo->gated && req.get_header_value("Authorization").empty())
+      return s.error(res, 401, "GatedRepo", "Access to this kernel is restricted. Please log in.");
+    std::string rev = req.matches[4];
+    std::string commit = s.resolve_rev(*repo, rev);
+    if (commit.empty()) return s.error(res, 404, "RevisionNotFound", "Invalid rev id: " + rev);
+    std::string path = req.matches[5];
+    auto& files = repo->commits[commit];
+    auto it = files.find(path);
+    res.set_header("X-Repo-Commit", commit);
+    if (it == files.end()) return s.error(res, 404, "EntryNotFound", "Entry not found");
+    const auto& f = it->second;
+    if (f.lfs) {
+      std::string sha = sha256_hex(f.content);
+      res.status = 302;
+      res.set_header("Location", "http://localhost:" + std::to_string(s.cdn_port) + "/blobs/" + sha +
+                                     "?X-Amz-Signature=fixture-secret&X-Amz-Expires=3600");
+      res.set_header("X-Linked-Etag", "\"" + sha + "\"");
+      res.set_header("X-Linked-Size", std::to_string(f.content.size()));
+      res.set_header("ETag", "\"" + git_blob_sha1_hex(lfs_pointer(f.content)) + "\"");
+      res.set_content("Found. Redirecting", "text/plain");
+      return;
+    }
+    if (rev != commit) {
+      res.status = 307;
+      res.set_header("Location", "/api/resolve-cache/" + std::string(type == "kernel" ? "kernels/" : "models/") +
+                                     id_of(req.matches, 2) + "/" + commit + "/" + path + "?etag=%22" +
+                                     s.etag_of(f) + "%22");
+      res.set_content("Temporary Redirect", "text/plain");
+      return;
+    }
+    res.set_header("ETag", "\"" + s.etag_of(f) + "\"");
+    s.serve_bytes(req, res, std::make_shared<const std::string>(f.content));
+  });
+
+  s.cdn.Get(R"(/blobs/([0-9a-f]{64}))", [&s](const Request& req, Response& res) {
+    std::lock_guard<std::mutex> g(s.mutex);
+    if (!req.get_header_value("Authorization").empty()) {
+      res.status = 400;  // what S3 answers to a second auth mechanism
+      res.set_content("InvalidArgument: Only one auth mechanism allowed", "text/plain");
+      return;
+    }
+    if (s.inject_status(req, res)) return;
+    auto it = s.blobs.find(req.matches[1]);
+    if (it == s.blobs.end()) {
+      res.status = 404;
+      return;
+    }
+    s.serve_bytes(req, res, it->second);
+  });
+}
+
+FixtureHub::FixtureHub() : state_(std::make_unique<State>()) {
+  state_->routes();
+  // Clients that outlive a test keep connections open; do not let stop() wait long for them.
+  state_->hub.set_keep_alive_timeout(1);
+  state_->hub.set_tcp_nodelay(true);
+  state_->cdn.set_tcp_nodelay(true);
+  state_->cdn.set_keep_alive_timeout(1);
+  state_->hub_port = state_->hub.bind_to_any_port("127.0.0.1");
+  state_->cdn_port = state_->cdn.bind_to_any_port("127.0.0.1");
+  state_->hub_thread = std::thread([s = state_.get()] { s->hub.listen_after_bind(); });
+  state_->cdn_thread = std::thread([s = state_.get()] { s->cdn.listen_after_bind(); });
+  while (!state_->hub.is_running() || !state_->cdn.is_running())
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+FixtureHub::~FixtureHub() {
+  state_->hub.stop();
+  state_->cdn.stop();
+  state_->hub_thread.join();
+  state_->cdn_thread.join();
+}
+
+std::string FixtureHub::endpoint() const { return "http://127.0.0.1:" + std::to_string(state_->hub_port); }
+std::string FixtureHub::cdn_host() const { return "localhost:" + std::to_string(state_->cdn_port); }
+
+std::string FixtureHub::commit(const std::string& id, const std::string& branch,
+                               std::map<std::string, FixtureFile> files, const std::string& type) {
+  std::lock_guard<std::mutex> g(state_->mutex);
+  auto& repo = state_->repos[id];
+  repo.type = type;
+  std::string commit = git_blob_sha1_hex(id + "@" + branch + "#" + std::to_string(++state_->commit_counter));
+  for (const auto& [path, f] : files)
+    if (f.lfs) state_->blobs[sha256_hex(f.content)] = std::make_shared<const std::string>(f.content);
+  repo.commits[commit] = std::move(files);
+  if (!repo.branches.count(branch)) repo.branch_order.push_back(branch);
+  repo.branches[branch] = commit;
+  if (!repo.branches.count("main")) {
+    repo.branch_order.push_back("main");
+    repo.branches["main"] = commit;
+  }
+  return commit;
+}
+
+void FixtureHub::set_trusted(const std::string& org, bool trusted) {
+  std::lock_guard<std::mutex> g(state_->mutex);
+  state_->trusted[org] = trusted;
+}
+void FixtureHub::set_gated(const std::string& id, bool gated) {
+  std::lock_guard<std::mutex> g(state_->mutex);
+  state_->repos[id].gated = gated;
+}
+void FixtureHub::require_token(const std::string& token) {
+  std::lock_guard<std::mutex> g(state_->mutex);
+  state_->token = token;
+}
+void FixtureHub::set_faults(const Faults& faults) {
+  std::lock_guard<std::mutex> g(state_->mutex);
+  state_->faults = faults;
+}
+std::vector<RequestRecord> FixtureHub::requests() const {
+  std::lock_guard<std::mutex> g(state_->mutex);
+  return state_->log;
+}
+void FixtureHub::clear_requests() {
+  std::lock_guard<std::mutex> g(state_->mutex);
+  state_->log.clear();
+}
+
+}  // namespace khub::test

@@ -1,0 +1,73 @@
+#pragma once
+// A small Hub-compatible server for tests, on 127.0.0.1 port 0, with a second "CDN" server on
+// localhost (another host for the client) that serves LFS blobs. It speaks the subset of
+// hub-protocol.md the client uses, and can inject faults: error statuses, 429s, dropped
+// connections, ignored ranges, corrupted bytes, garbage JSON, escaping tree paths, pagination.
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace khub::test {
+
+struct FixtureFile {
+  std::string content;
+  bool lfs = false;
+};
+
+struct Faults {
+  std::string match;          // faults apply to request paths containing this ("" = all)
+  int fail_count = 0;         // next N matching requests answer fail_status
+  int fail_status = 503;
+  std::string rate_limit;     // RateLimit header sent with a 429 fail_status
+  std::string retry_after;    // Retry-After header sent with a 429 fail_status
+  int drop_count = 0;         // next N matching body GETs drop the connection after drop_after bytes
+  std::size_t drop_after = 0;
+  bool ignore_range = false;  // answer 200 + full body to Range requests
+  bool corrupt = false;       // flip the first byte of served file bodies
+  bool garbage_json = false;  // API answers are not JSON
+  bool escape_path = false;   // tree listings contain "../escape"
+  int page_size = 0;          // > 0: tree listings paginate with Link headers
+};
+
+struct RequestRecord {
+  std::string server;  // "hub" or "cdn"
+  std::string method;
+  std::string path;    // with query
+  std::string authorization;
+  std::string range;
+  std::string user_agent;
+};
+
+class FixtureHub {
+ public:
+  FixtureHub();
+  ~FixtureHub();
+  FixtureHub(const FixtureHub&) = delete;
+  FixtureHub& operator=(const FixtureHub&) = delete;
+
+  [[nodiscard]] std::string endpoint() const;  // http://127.0.0.1:<port>
+  [[nodiscard]] std::string cdn_host() const;  // localhost:<port>
+
+  /// Commits `files` as the whole content of `branch` of repo `id` ("kernel" or "model" type);
+  /// returns the new 40-hex commit id. Branch "main" is created on first use.
+  std::string commit(const std::string& id, const std::string& branch, std::map<std::string, FixtureFile> files,
+                     const std::string& type = "kernel");
+  void set_trusted(const std::string& org, bool trusted);
+  void set_gated(const std::string& id, bool gated);
+  /// Requests for any repo then need `Authorization: Bearer <token>` (401 otherwise).
+  void require_token(const std::string& token);
+
+  void set_faults(const Faults& faults);
+  [[nodiscard]] std::vector<RequestRecord> requests() const;
+  void clear_requests();
+
+  struct State;
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace khub::test

@@ -1,0 +1,243 @@
+// fetch_kernel against a loopback Hub with a fixed host: the get_kernel steps and every way they fail.
+#include <gtest/gtest.h>
+
+#include "fixture_hub.h"
+#include "khub/base/fs.h"
+#include "khub/hub/download.h"
+#include "khub/hub/kernel_fetch.h"
+#include "test_util.h"
+
+namespace {
+using namespace khub;
+using namespace khub::hub;
+using test::FixtureFile;
+namespace fs = std::filesystem;
+
+const std::string kVariant = "torch212-cxx11-cu130-x86_64-linux";
+const std::string kId = "_relu_cuda_abc1234";
+
+variants::HostInfo h200() {
+  variants::HostInfo h;
+  h.torch = variants::Version{2, 12};
+  h.cxx11_abi = true;
+  h.backend = variants::Backend{variants::BackendKind::Cuda, variants::Version{13, 0}};
+  h.cuda_capability = variants::Version{9, 0};
+  return h;
+}
+
+class FetchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    v1_ = hub_.commit("org/relu", "v1", test::sample_variant_files(kVariant, kId));
+    v2_ = hub_.commit("org/relu", "v2", test::sample_variant_files(kVariant, kId + "2"));
+    hub_.set_trusted("org", true);
+  }
+  KernelRequest request(std::string repo, int version) {
+    KernelRequest r;
+    r.repo_id = std::move(repo);
+    r.version = version;
+    return r;
+  }
+  Expected<FetchedKernel> fetch(const KernelRequest& r, bool offline = false) {
+    auto o = test::fixture_options(hub_, cache_.path());
+    o.offline = offline;
+    HubClient c(o);
+    return fetch_kernel(c, h200(), r);
+  }
+  test::FixtureHub hub_;
+  test::TempDir cache_;
+  std::string v1_, v2_;
+};
+
+TEST_F(FetchTest, VersionToVerifiedVariant) {
+  auto o = test::fixture_options(hub_, cache_.path());
+  HubClient c(o);
+  auto k = fetch_kernel(c, h200(), request("org/relu", 1));
+  ASSERT_TRUE(k) << k.error().describe();
+  EXPECT_EQ(k->commit, v1_);
+  EXPECT_EQ(k->variant, kVariant);
+  EXPECT_EQ(k->metadata.id, kId);
+  EXPECT_TRUE(k->verified);
+  EXPECT_EQ(k->variant_dir, CacheLayout(cache_.path()).snapshot_dir(k->repo, v1_) / "build" / kVariant);
+  EXPECT_TRUE(fs::exists(k->variant_dir / (kId + ".abi3.so")));
+  EXPECT_EQ(test::slurp(cache_.path() / "kernels--org--relu" / "refs" / "v1"), v1_);
+  EXPECT_TRUE(fs::exists(cache_.path() / "kernels--org--relu" / ".no_exist" / v1_ / "kernel-status.toml"));
+  ASSERT_EQ(k->warnings.size(), 1u);
+  // The first requests follow hub-protocol §4.5.
+  auto reqs = hub_.requests();
+  ASSERT_GE(reqs.size(), 4u);
+  EXPECT_EQ(reqs[0].path, "/api/organizations/org/overview");
+  EXPECT_EQ(reqs[1].path, "/api/kernels/org/relu/refs");
+  EXPECT_EQ(reqs[2].method + " " + reqs[2].path, "HEAD /kernels/org/relu/resolve/" + v1_ + "/kernel-status.toml");
+  EXPECT_EQ(reqs[3].path, "/api/kernels/org/relu/tree/" + v1_ + "/build?expand=false");
+  // Memoised: a second call repeats none of steps 1–4.
+  hub_.clear_requests();
+  ASSERT_TRUE(fetch_kernel(c, h200(), request("org/relu", 1)));
+  for (const auto& r : hub_.requests()) {
+    EXPECT_EQ(r.path.find("/refs"), std::string::npos);
+    EXPECT_EQ(r.path.find("/overview"), std::string::npos);
+  }
+  // Offline afterwards: same result, no HTTP.
+  hub_.clear_requests();
+  auto off = fetch(request("org/relu", 1), true);
+  ASSERT_TRUE(off) << off.error().describe();
+  EXPECT_TRUE(off->verified);
+  EXPECT_TRUE(hub_.requests().empty());
+}
+
+TEST_F(FetchTest, VersionAndRevisionRules) {
+  auto both = request("org/relu", 1);
+  both.revision = "main";
+  EXPECT_EQ(fetch(both).error().message, "Only one of `revision` or `version` must be specified.");
+  KernelRequest neither;
+  neither.repo_id = "org/relu";
+  EXPECT_EQ(fetch(neither).error().code, ErrorCode::InvalidArgument);
+  auto missing = fetch(request("org/relu", 3));
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, ErrorCode::RevisionNotFound);
+  EXPECT_EQ(missing.error().message, "Version 3 not found, available versions: 1, 2");
+  auto offline = fetch(request("org/relu", 1), true);
+  EXPECT_EQ(offline.error().code, ErrorCode::OfflineMiss);
+  EXPECT_EQ(offline.error().message.rfind("Version 1 of 'org/relu' is not available in the local cache", 0), 0u);
+  KernelRequest by_branch;
+  by_branch.repo_id = "org/relu";
+  by_branch.revision = "v2";
+  auto k = fetch(by_branch);
+  ASSERT_TRUE(k) << k.error().describe();
+  EXPECT_EQ(k->commit, v2_);
+  EXPECT_EQ(fetch(request("nobody/nothing", 1)).error().code, ErrorCode::Untrusted);
+  auto unknown = request("org/nothing", 1);
+  EXPECT_EQ(fetch(unknown).error().code, ErrorCode::RepoNotFound);
+}
+
+TEST_F(FetchTest, NoVariantListsEveryCandidate) {
+  auto files = test::sample_variant_files("torch29-cxx11-cu126-x86_64-linux", kId);
+  auto more = test::sample_variant_files("torch212-cxx11-cu130-aarch64-linux", kId);
+  files.insert(more.begin(), more.end());
+  hub_.commit("org/other", "v1", files);
+  auto k = fetch(request("org/other", 1));
+  ASSERT_FALSE(k);
+  EXPECT_EQ(k.error().code, ErrorCode::NoVariant);
+  EXPECT_EQ(k.error().message, "Cannot find a build variant for this system in org/other (revision: v1)");
+  std::string notes;
+  for (const auto& n : k.error().notes) notes += n + "\n";
+  EXPECT_NE(notes.find("torch29-cxx11-cu126-x86_64-linux"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("torch212-cxx11-cu130-aarch64-linux"), std::string::npos) << notes;
+}
+
+TEST_F(FetchTest, BadMetadata) {
+  auto files = test::sample_variant_files(kVariant, kId);
+  files.erase("build/" + kVariant + "/metadata.json");
+  hub_.commit("org/nometa", "v1", files);
+  auto nometa = fetch(request("org/nometa", 1));
+  ASSERT_FALSE(nometa);
+  EXPECT_EQ(nometa.error().code, ErrorCode::InvalidMetadata);
+  files["build/" + kVariant + "/metadata.json"] = {R"({"name":"relu","version":1,"license":"x","python-depends":[],"backend":{"type":"cuda"}})", false};
+  hub_.commit("org/noid", "v1", files);
+  auto noid = fetch(request("org/noid", 1));
+  ASSERT_FALSE(noid);
+  EXPECT_EQ(noid.error().code, ErrorCode::InvalidMetadata);
+  EXPECT_NE(noid.error().message.find("missing field `id`"), std::string::npos) << noid.error().message;
+  files["build/" + kVariant + "/metadata.json"] = {"{not json", false};
+  hub_.commit("org/garbage", "v1", files);
+  EXPECT_EQ(fetch(request("org/garbage", 1)).error().code, ErrorCode::InvalidMetadata);
+}
+
+TEST_F(FetchTest, DigestMismatchDeletesTheBlob) {
+  auto files = test::sample_variant_files(kVariant, kId);
+  files["build/" + kVariant + "/__init__.py"].content = "import os  # changed after hashing\n";
+  hub_.commit("org/bad", "v1", files);
+  auto k = fetch(request("org/bad", 1));
+  ASSERT_FALSE(k);
+  EXPECT_EQ(k.error().code, ErrorCode::Integrity);
+  EXPECT_EQ(k.error().message.rfind("build/" + kVariant + "/__init__.py: does not match the digest", 0), 0u)
+      << k.error().message;
+  bool init_present = false;
+  for (const auto& e : fs::recursive_directory_iterator(cache_.path() / "kernels--org--bad"))
+    if (e.path().filename() == "__init__.py" && e.path().parent_path().filename() == kVariant) init_present = true;
+  EXPECT_FALSE(init_present);
+}
+
+TEST_F(FetchTest, DeviceArchCheck) {
+  auto files = test::sample_variant_files(kVariant, kId);
+  auto& meta = files["build/" + kVariant + "/metadata.json"].content;
+  meta.replace(meta.find("{\"type\":\"cuda\"}"), 15, "{\"type\":\"cuda\",\"archs\":[\"8.0\",\"8.6\"]}");
+  hub_.commit("org/ampere", "v1", files);
+  auto k = fetch(request("org/ampere", 1));
+  ASSERT_FALSE(k);
+  EXPECT_EQ(k.error().code, ErrorCode::Unsupported);
+  EXPECT_NE(k.error().message.find("CUDA capability 9.0 of the current device is not supported by the architectures "
+                                   "of the build: 8.0, 8.6"), std::string::npos);
+  auto r = request("org/ampere", 1);
+  r.check_arch = false;
+  EXPECT_TRUE(fetch(r));
+}
+
+TEST(DeviceArch, Table) {
+  using variants::Version;
+  auto admit = [](std::vector<std::string> a, int M, int m) { return cuda_archs_admit(a, Version{M, m}); };
+  EXPECT_TRUE(admit({"8.0"}, 8, 0));
+  EXPECT_TRUE(admit({"8.0"}, 8, 6));
+  EXPECT_FALSE(admit({"8.0"}, 7, 5));
+  EXPECT_FALSE(admit({"8.0"}, 9, 0));
+  EXPECT_FALSE(admit({"8.6"}, 8, 0));
+  EXPECT_TRUE(admit({"9.0a"}, 9, 0));
+  EXPECT_FALSE(admit({"9.0a"}, 9, 1));
+  EXPECT_TRUE(admit({"10.0f"}, 10, 3));
+  EXPECT_FALSE(admit({"10.0f"}, 12, 0));
+  for (auto [M, m] : {std::pair{9, 0}, {9, 1}, {10, 0}, {12, 1}}) EXPECT_TRUE(admit({"9.0+PTX"}, M, m));
+  EXPECT_FALSE(admit({"9.0+PTX"}, 8, 6));
+  EXPECT_TRUE(admit({"9.0a+PTX"}, 9, 0));
+  EXPECT_FALSE(admit({"9.0a+PTX"}, 10, 0));
+  EXPECT_TRUE(admit({"10.0f+PTX"}, 10, 3));
+  EXPECT_FALSE(admit({"10.0f+PTX"}, 12, 0));
+  EXPECT_FALSE(admit({"garbage", "8.0"}, 9, 0));
+  EXPECT_TRUE(admit({"garbage"}, 9, 0));
+}
+
+TEST_F(FetchTest, ModelTypeFallbackAndRedirectErrors) {
+  hub_.commit("org/legacy", "v1", test::sample_variant_files(kVariant, kId), "model");
+  auto k = fetch(request("org/legacy", 1));
+  ASSERT_TRUE(k) << k.error().describe();
+  EXPECT_EQ(k->repo.type, RepoType::Model);
+  EXPECT_TRUE(fs::exists(cache_.path() / "models--org--legacy" / "refs" / "v1"));
+  auto r = request("org/legacy", 1);
+  r.repo_type = RepoType::Kernel;  // explicit type: no fallback
+  EXPECT_EQ(fetch(r).error().code, ErrorCode::RepoNotFound);
+  // Offline finds the model folder's refs too.
+  EXPECT_TRUE(fetch(request("org/legacy", 1), true));
+
+  hub_.commit("org/moved", "v1", {{"kernel-status.toml", {"destination = \"org/relu\"\n", false}}});
+  auto bad = fetch(request("org/moved", 1));
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message, "kernel-status.toml must contain a 'kind' field");
+}
+
+TEST_F(FetchTest, EscapingListingWritesNothing) {
+  test::Faults f;
+  f.escape_path = true;
+  f.match = "/tree/";
+  hub_.set_faults(f);
+  auto k = fetch(request("org/relu", 1));
+  ASSERT_FALSE(k);
+  EXPECT_EQ(k.error().code, ErrorCode::Protocol);
+  EXPECT_FALSE(fs::exists(cache_.path() / "escape"));
+  EXPECT_FALSE(fs::exists(cache_.path() / "kernels--org--relu" / "escape"));
+}
+
+TEST_F(FetchTest, LocalKernelLayouts) {
+  for (const auto& [path, f] : test::sample_variant_files(kVariant, kId))
+    ASSERT_TRUE(write_file_atomic(cache_.path() / "repo" / path, f.content));
+  for (fs::path p : {cache_.path() / "repo", cache_.path() / "repo" / "build", cache_.path() / "repo" / "build" / kVariant}) {
+    auto k = open_local_kernel(p, h200());
+    ASSERT_TRUE(k) << p << ": " << k.error().describe();
+    EXPECT_EQ(k->variant, kVariant);
+    EXPECT_TRUE(k->verified);
+  }
+  EXPECT_EQ(open_local_kernel(cache_.path() / "nope", h200()).error().message,
+            "Could not find kernel in " + (cache_.path() / "nope").string());
+  fs::create_directories(cache_.path() / "empty");
+  EXPECT_FALSE(open_local_kernel(cache_.path() / "empty", h200()));
+}
+
+}  // namespace

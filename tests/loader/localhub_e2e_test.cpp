@@ -1,0 +1,78 @@
+// Across khub's parts: khub::publish pushes a torch test kernel (kernel-builder layout) to the local
+// Hub (khub::localhub, in process on 127.0.0.1), then get_kernel downloads, verifies, loads and calls
+// it — no fixture, no Python.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include "khub/base/fs.h"
+#include "khub/kernel.h"
+#include "khub/localhub/server.h"
+#include "khub/publish/hash_build.h"
+#include "khub/publish/push.h"
+#include "test_util.h"
+
+namespace {
+namespace fs = std::filesystem;
+using namespace khub;
+
+TEST(LocalhubE2E, PushThenGetKernelAndCall) {
+  const auto& h = current_host();
+  const std::string variant = "torch" + std::to_string(h.torch->major) + std::to_string(h.torch->minor) +
+                              "-cxx11-" + h.backend.token() + "-" + h.cpu + "-" + h.os;
+  const std::string id = "_khub_test_cpu_bbbbbbb";
+  test::TempDir dir;
+  fs::path vdir = dir.path() / "kernel" / "build" / variant;
+  ASSERT_TRUE(write_file_atomic(vdir / (id + ".abi3.so"),
+                                test::slurp(fs::path(KHUB_TORCH_KERNEL_DIR) / "b" / (id + ".abi3.so"))));
+  ASSERT_TRUE(write_file_atomic(vdir / "__init__.py", "from ._ops import ops\n"));
+  ASSERT_TRUE(write_file_atomic(vdir / "metadata.json",
+                                "{\"name\":\"e2e-rmsnorm\",\"id\":\"" + id +
+                                    "\",\"version\":1,\"license\":\"Apache-2.0\",\"python-depends\":[],"
+                                    "\"backend\":{\"type\":\"cpu\"}}"));
+  auto tree = publish::discover_build(dir.path() / "kernel");
+  ASSERT_TRUE(tree) << tree.error().describe();
+  ASSERT_TRUE(publish::write_digests(*tree));
+
+  localhub::ServerOptions so;
+  so.root = dir.path() / "hub";
+  so.threads = 8;
+  so.config.tokens.push_back({"hf_e2e_token", "tester", true, {"org"}, {}});
+  so.config.trusted_orgs = {"org"};
+  so.config.resolve_cache_redirects = true;
+  localhub::Server server(std::move(so));
+  ASSERT_TRUE(server.start());
+
+  publish::PushOptions po;
+  po.endpoint = server.url();
+  po.token = "hf_e2e_token";
+  po.repo_id = "org/e2e-rmsnorm";
+  po.abi_policy = publish::PushOptions::AbiPolicy::Off;  // built against this VM's glibc, not manylinux
+  po.retry_base_delay_ms = 1;
+  auto transport = publish::make_curl_transport();
+  auto tree2 = publish::discover_build(dir.path() / "kernel");
+  ASSERT_TRUE(tree2);
+  auto pushed = publish::push_build(*tree2, po, *transport);
+  ASSERT_TRUE(pushed) << pushed.error().describe();
+  EXPECT_EQ(pushed->branch, "v1");
+
+  GetKernelOptions o;
+  o.version = 1;
+  o.endpoint = server.url();
+  o.cache_dir = dir.path() / "cache";
+  auto k = get_kernel("org/e2e-rmsnorm", o);
+  ASSERT_TRUE(k) << k.error().describe();
+  EXPECT_TRUE(k->verified());
+  EXPECT_EQ(k->id(), id);
+  EXPECT_EQ(k->commit(), pushed->commit);
+  auto op = k->op("rms_norm");
+  ASSERT_TRUE(op) << op.error().describe();
+  at::Tensor x = at::randn({3, 32});
+  at::Tensor w = at::rand({32});
+  at::Tensor y = op->typed<at::Tensor(const at::Tensor&, const std::optional<at::Tensor>&, double)>().call(x, w, 1e-5);
+  at::Tensor ref = x * at::rsqrt(x.pow(2).mean(-1, true) + 1e-5) * w * 2.0;  // build b scales by 2
+  EXPECT_TRUE(at::allclose(y, ref, 1e-5, 1e-6));
+  hub::drop_shared_clients();  // closes the pooled keep-alive connection the server would wait for
+  server.stop();
+}
+
+}  // namespace
