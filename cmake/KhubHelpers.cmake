@@ -25,9 +25,10 @@ function(khub_library name)
   endif()
 endfunction()
 
-# khub_test(<name> SOURCES ... DEPS ... LABELS ...): one GoogleTest executable registered with ctest.
+# khub_test(<name> SOURCES ... DEPS ... LABELS ... [TEST_FILTER gtest-filter]): one GoogleTest
+# executable registered with ctest; TEST_FILTER limits which of its tests are registered.
 function(khub_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;LABELS;ENVIRONMENT" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT;TEST_FILTER" "SOURCES;DEPS;LABELS;ENVIRONMENT" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE
@@ -38,7 +39,11 @@ function(khub_test name)
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
   endif()
+  set(filter "")
+  if(ARG_TEST_FILTER)
+    set(filter TEST_FILTER "${ARG_TEST_FILTER}")
+  endif()
   gtest_discover_tests(${name}
-    DISCOVERY_MODE PRE_TEST
+    DISCOVERY_MODE PRE_TEST ${filter}
     PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} ENVIRONMENT "${ARG_ENVIRONMENT}")
 endfunction()

@@ -231,6 +231,8 @@ TEST(RopeErrors, BadInputsFailWithClearMessages) {
   if (!on_cuda()) expect_torch_error([&] { ft.call(x, x, tab, tab, idx + 5); }, "index values must lie in [0, 5)");
   expect_torch_error([&] { fn.call(x, x, at::ones({12}, at::kBFloat16).to(test_device()), std::nullopt, 1e-5, tab, tab, idx); },
                      "give both q_weight and k_weight");
+  auto tables = op<TablesSig>(id(), "ltx_rope_tables");
+  expect_torch_error([&] { tables.call(at::zeros({4}, f32()), 12, 1.0); }, "theta must be finite, > 0 and != 1");
 }
 
 }  // namespace

@@ -184,9 +184,13 @@ Pair ltx_rope_tables(const at::Tensor& positions, int64_t dim, double theta) {
   check_dtype(positions, at::kFloat, "positions");
   TORCH_CHECK(positions.dim() == 1, "ltx_rope_tables: positions must be 1-D, got ", positions.sizes());
   TORCH_CHECK(dim >= 6, "ltx_rope_tables: dim must be >= 6, got ", dim);
+  // diffusers' endpoints log(1, theta) and log(theta, theta) are exactly 0 and 1 for every theta where
+  // Python's math.log accepts them (finite, > 0, != 1); no std::log here: glibc 2.29+ binds it to
+  // log@GLIBC_2.29, which manylinux_2_28 does not allow.
+  TORCH_CHECK(std::isfinite(theta) && theta > 0 && theta != 1,
+              "ltx_rope_tables: theta must be finite, > 0 and != 1, got ", theta);
   const auto opts = positions.options();
-  auto freqs = at::pow(theta, at::linspace(std::log(1.0) / std::log(theta), std::log(theta) / std::log(theta),
-                                           dim / 6, opts));
+  auto freqs = at::pow(theta, at::linspace(0.0, 1.0, dim / 6, opts));
   freqs = freqs * M_PI / 2.0;
   const auto angles = freqs.unsqueeze(0) * (positions.unsqueeze(1) * 2 - 1);
   return {at::cos(angles), at::sin(angles)};

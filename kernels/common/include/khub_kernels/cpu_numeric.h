@@ -1,5 +1,7 @@
 // Host-side storage types and conversions for the CPU implementations: fp32 math, one
-// round-to-nearest-even per stored value. bf16 is converted by hand; fp16 uses the compiler's _Float16.
+// round-to-nearest-even per stored value. bf16 and fp16 are converted by hand (bit manipulation):
+// the compiler's _Float16 conversions call libgcc's __truncsfhf2/__extendhfsf2 (symbol version
+// GCC_12), which manylinux_2_28 does not allow (docs/kernels.md).
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -11,20 +13,60 @@ namespace khub_kernels::cpu {
 struct Bf16 {
   uint16_t bits;
 };
-using Half = _Float16;
+struct Half {
+  uint16_t bits;
+};
 
-inline float to_float(float v) { return v; }
-inline float to_float(Half v) { return static_cast<float>(v); }
-inline float to_float(Bf16 v) {
-  uint32_t u = static_cast<uint32_t>(v.bits) << 16;
+inline float bits_to_float(uint32_t u) {
   float f;
   std::memcpy(&f, &u, sizeof f);
   return f;
 }
+inline uint32_t float_to_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+inline float to_float(float v) { return v; }
+// Exact: every fp16 value is an fp32 value. NaNs keep their payload and come back quiet.
+inline float to_float(Half v) {
+  const uint32_t sign = static_cast<uint32_t>(v.bits & 0x8000u) << 16;
+  const uint32_t em = v.bits & 0x7fffu;  // exponent and mantissa
+  if (em >= 0x0400u && em < 0x7c00u) return bits_to_float(sign | ((em << 13) + ((127u - 15u) << 23)));  // normal
+  if (em < 0x0400u) {  // zero or subnormal: em * 2^-24, exact in fp32
+    return bits_to_float(sign | float_to_bits(static_cast<float>(em) * 0x1p-24f));
+  }
+  const uint32_t m = em & 0x3ffu;  // inf (m == 0) or NaN
+  return bits_to_float(sign | 0x7f800000u | (m << 13) | (m ? 0x00400000u : 0u));
+}
+inline float to_float(Bf16 v) { return bits_to_float(static_cast<uint32_t>(v.bits) << 16); }
 
 template <typename T> T from_float(float v);
 template <> inline float from_float<float>(float v) { return v; }
-template <> inline Half from_float<Half>(float v) { return static_cast<Half>(v); }
+// Round to nearest, ties to even; overflow gives inf, underflow gives (signed) subnormals or zero,
+// NaN stays NaN (quiet, top payload bits kept).
+template <> inline Half from_float<Half>(float v) {
+  uint32_t u = float_to_bits(v);
+  const auto sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
+  u &= 0x7fffffffu;
+  if (u > 0x7f800000u) return Half{static_cast<uint16_t>(sign | 0x7e00u | ((u >> 13) & 0x3ffu))};
+  if (u >= 0x477ff000u) return Half{static_cast<uint16_t>(sign | 0x7c00u)};  // >= 65520 (and inf): inf
+  if (u >= 0x38800000u) {  // >= 2^-14: normal fp16. Rebias, then round off the low 13 bits; a carry
+    u -= (127u - 15u) << 23;  // into the exponent is the correct result (at most 0x7bff here).
+    u += 0x0fffu + ((u >> 13) & 1u);
+    return Half{static_cast<uint16_t>(sign | (u >> 13))};
+  }
+  if (u <= 0x33000000u) return Half{sign};  // <= 2^-25: rounds to zero (2^-25 is a tie, to even)
+  // Subnormal result: |v| / 2^-24 = m * 2^(e - 126) with m the 24-bit significand, shift in [14, 24].
+  const uint32_t e = u >> 23;
+  const uint32_t m = (u & 0x007fffffu) | 0x00800000u;
+  const uint32_t shift = 126u - e;
+  uint32_t q = m >> shift;
+  const uint32_t rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+  if (rem > half || (rem == half && (q & 1u))) ++q;  // may reach 0x400, the smallest normal: correct
+  return Half{static_cast<uint16_t>(sign | q)};
+}
 template <> inline Bf16 from_float<Bf16>(float v) {
   uint32_t u;
   std::memcpy(&u, &v, sizeof u);
