@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli_host.h"
 #include "command.h"
 #include "khub/variants/candidates.h"
 #include "khub/variants/host.h"
@@ -20,7 +21,7 @@ using namespace khub::variants;
 
 struct VariantsOptions {
   std::string candidates_file;  // one variant name a line; empty: what khub builds for the host
-  std::string host_file;        // host JSON; empty: detect this machine without torch
+  std::string host_file;        // host JSON; empty: this machine (cli_host.h)
   std::string backend;          // override: `cpu` or the detected backend (also $KHUB_BACKEND)
   bool json = false;
   bool trace = false;
@@ -39,7 +40,7 @@ Expected<HostInfo> load_host(const VariantsOptions& opts) {
   HostInfo host;
   if (opts.host_file.empty()) {
     std::vector<std::string> warnings;
-    host = detect_host_without_torch(&warnings);
+    host = cli_host(&warnings);
     for (const std::string& w : warnings) std::cerr << "warning: " << w << '\n';
   } else {
     KHUB_TRY(std::string text, read_file(opts.host_file, "host file"));

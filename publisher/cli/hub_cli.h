@@ -14,6 +14,7 @@
 #include "khub/base/fs.h"
 #include "khub/hub/hub_client.h"
 #include "khub/hub/options.h"
+#include "cli_host.h"
 #include "khub/variants/host.h"
 
 namespace khub::cli {
@@ -39,7 +40,7 @@ inline void add_hub_flags(CLI::App* cmd, HubFlags& f, bool revisions = true) {
       ->check(CLI::IsMember({"kernel", "model"}));
   cmd->add_option("--cache-dir", f.cache_dir, "Cache root (default: KERNELS_CACHE, HF_HUB_CACHE, …)");
   cmd->add_option("--host", f.host_file, "Host JSON (os, cpu, torch, cxx11_abi, backend, backend_version) to choose for");
-  cmd->add_option("--torch", f.torch, "Torch major.minor the kernel will run with (this CLI has no torch)");
+  cmd->add_option("--torch", f.torch, "Torch major.minor the kernel will run with (default: the LibTorch khub was built with)");
   cmd->add_option("--backend", f.backend, "Choose for `cpu` or the detected backend");
   cmd->add_flag("--json", f.json, "Print the result as JSON");
   cmd->add_flag("-q,--quiet", f.quiet, "No progress output");
@@ -57,7 +58,7 @@ inline Expected<variants::HostInfo> host_for(const HubFlags& f) {
     KHUB_TRY(auto text, read_file(f.host_file));
     KHUB_TRY(host, variants::host_from_json(text));
   } else {
-    host = variants::detect_host_without_torch();
+    host = cli_host();
   }
   if (!f.torch.empty()) {
     auto dot = f.torch.find('.');

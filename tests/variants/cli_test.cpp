@@ -123,13 +123,24 @@ TEST_F(VariantsCli, BadInputExitsTwoWithOneLine) {
 
 TEST_F(VariantsCli, DetectsThisMachineByDefault) {
   ProcessResult r = khub("--json");
-  // Without torch only noarch builds fit: torch-cuda with a CUDA runtime, torch-cpu without one.
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Json j = Json::parse(r.out);
   EXPECT_EQ(j["host"]["os"], "linux");
-  EXPECT_TRUE(j["host"]["torch"].is_null());
-  EXPECT_EQ(j["chosen"], j["host"]["backend"] == "cuda" ? "torch-cuda" : "torch-cpu");
-  EXPECT_TRUE(j["loadable"].is_null());
+  const std::string torch = KHUB_BUILT_TORCH_VERSION;
+  if (torch.empty()) {
+    // Without torch only noarch builds fit: torch-cuda with a CUDA runtime, torch-cpu without one.
+    EXPECT_TRUE(j["host"]["torch"].is_null());
+    EXPECT_EQ(j["chosen"], j["host"]["backend"] == "cuda" ? "torch-cuda" : "torch-cpu");
+    EXPECT_TRUE(j["loadable"].is_null());
+  } else {
+    // Built with LibTorch: the host runs that torch, so its own arch build is chosen.
+    const std::string cuda = KHUB_BUILT_TORCH_CUDA;
+    std::string mm = torch.substr(0, torch.find('.')) + torch.substr(torch.find('.') + 1);
+    std::string compute = cuda.empty() ? "cpu" : "cu" + cuda.substr(0, cuda.find('.')) + cuda.substr(cuda.find('.') + 1);
+    EXPECT_EQ(j["host"]["torch"], torch);
+    EXPECT_EQ(j["host"]["cxx11_abi"], true);
+    EXPECT_EQ(j["chosen"], "torch" + mm + "-cxx11-" + compute + "-x86_64-linux");
+  }
   for (const Json& d : j["trace"]) {
     if (!d["accepted"].get<bool>()) {
       EXPECT_FALSE(d["reason"].get<std::string>().empty());
