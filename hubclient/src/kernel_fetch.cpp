@@ -3,6 +3,7 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "kernel_internal.h"
 #include "khub/base/fs.h"
@@ -234,23 +235,33 @@ Expected<FetchedKernel> open_local_kernel(const fs::path& path, const variants::
   std::error_code ec;
   if (!fs::exists(path, ec))
     return Error(ErrorCode::EntryNotFound, "Could not find kernel in " + path.string());
+  // As the Python client: the path, then path/build, as folders of variant dirs; a folder where no
+  // variant fits (a source tree's `torch-ext/` parses as a noarch name) passes on to the next.
+  std::optional<Error> no_fit;
   for (const fs::path& candidate : {path, path / "build"}) {
     std::vector<std::string> names;
     for (const auto& e : fs::directory_iterator(candidate, ec))
       if (e.is_directory(ec) && variants::parse_variant(e.path().filename().string()))
         names.push_back(e.path().filename().string());
     if (names.empty()) continue;
-    KHUB_TRY(k.variant, detail::choose_variant(names, host, candidate.string(), k.resolution));
+    auto chosen = detail::choose_variant(names, host, candidate.string(), k.resolution);
+    if (!chosen) {
+      no_fit = std::move(chosen).error();
+      continue;
+    }
+    k.variant = std::move(chosen).value();
     k.variant_dir = candidate / k.variant;
     break;
   }
   if (k.variant_dir.empty()) {  // the path is a variant dir itself
+    if (!fs::exists(path / "metadata.json", ec)) {
+      if (no_fit) return std::move(*no_fit);
+      return Error(ErrorCode::NoVariant, "Cannot find a build variant for this system in " + path.string(),
+                   "point at a kernel repo, its build/ folder or one variant folder");
+    }
     k.variant_dir = path;
     k.variant = fs::absolute(path).lexically_normal().filename().string();
     if (k.variant.empty()) k.variant = fs::absolute(path).parent_path().filename().string();
-    if (!fs::exists(path / "metadata.json", ec))
-      return Error(ErrorCode::NoVariant, "Cannot find a build variant for this system in " + path.string(),
-                   "point at a kernel repo, its build/ folder or one variant folder");
   }
   KHUB_TRY(k.metadata, protocol::read_metadata(k.variant_dir / "metadata.json"));
   KHUB_CHECK(verify_variant(k, nullptr));

@@ -234,6 +234,12 @@ TEST_F(FetchTest, LocalKernelLayouts) {
     EXPECT_EQ(k->variant, kVariant);
     EXPECT_TRUE(k->verified);
   }
+  // A kernel source tree: `torch-ext/` parses as a noarch variant that fits nothing, so the
+  // variants under build/ are used (the Python client does the same).
+  fs::create_directories(cache_.path() / "repo" / "torch-ext");
+  auto src = open_local_kernel(cache_.path() / "repo", h200());
+  ASSERT_TRUE(src) << src.error().describe();
+  EXPECT_EQ(src->variant, kVariant);
   EXPECT_EQ(open_local_kernel(cache_.path() / "nope", h200()).error().message,
             "Could not find kernel in " + (cache_.path() / "nope").string());
   fs::create_directories(cache_.path() / "empty");
