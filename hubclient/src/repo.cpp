@@ -1,4 +1,5 @@
 #include "khub/hub/repo.h"
+#include "khub/base/url.h"
 
 #include <cctype>
 
@@ -43,33 +44,9 @@ std::string repo_folder_name(const RepoRef& repo) {
   return out;
 }
 
-std::string encode_segment(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
+std::string encode_segment(std::string_view text) { return percent_encode(text); }
 
-std::string encode_path(std::string_view path) {
-  std::string out;
-  std::size_t start = 0;
-  while (true) {
-    auto slash = path.find('/', start);
-    out += encode_segment(path.substr(start, slash == std::string_view::npos ? path.npos : slash - start));
-    if (slash == std::string_view::npos) break;
-    out.push_back('/');
-    start = slash + 1;
-  }
-  return out;
-}
+std::string encode_path(std::string_view path) { return percent_encode(path, /*keep_slash=*/true); }
 
 std::string resolve_url(std::string_view endpoint, const RepoRef& repo, std::string_view revision,
                         std::string_view path) {

@@ -1,4 +1,5 @@
 #include "http_util.h"
+#include "khub/base/url.h"
 
 #include <algorithm>
 
@@ -227,20 +228,7 @@ std::string blob_base(const Hub& hub, const httplib::Request& req) {
   return base;
 }
 
-std::string url_encode(std::string_view text, bool keep_slash) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || (keep_slash && c == '/')) {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
+std::string url_encode(std::string_view text, bool keep_slash) { return percent_encode(text, keep_slash); }
 
 bool glob_match(std::string_view p, std::string_view t) {
   size_t pi = 0, ti = 0, star = std::string_view::npos, mark = 0;

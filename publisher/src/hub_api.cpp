@@ -1,4 +1,5 @@
 #include "hub_api.h"
+#include "khub/base/url.h"
 
 #include <algorithm>
 #include <chrono>
@@ -93,20 +94,7 @@ const Json& member(const Json& obj, const char* key) {
 
 }  // namespace
 
-std::string encode_segment(std::string_view s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
-}
+std::string encode_segment(std::string_view s) { return percent_encode(s); }
 
 HubSession::HubSession(UploadTransport& transport, std::string endpoint, std::string token, std::string repo_type,
                        std::string repo_id, RetryPolicy retry)
