@@ -34,4 +34,10 @@ struct StatusRedirect {
 /// Checks backend.archs against the device (§19); Unsupported with upstream's text.
 [[nodiscard]] Status check_device_arch(const FetchedKernel& kernel, const variants::HostInfo& host);
 
+/// After the digest check: verifies metadata.json.sigstore under `policy` and records the outcome
+/// in `kernel.signature` (Verified / Failed); Require turns a failure into a Signature error, Warn
+/// into a warning, Ignore leaves the presence report of verify_variant.
+[[nodiscard]] Status apply_signature_policy(FetchedKernel& kernel, protocol::SignaturePolicy policy,
+                                            const std::vector<std::string>& trusted_keys);
+
 }  // namespace khub::hub::detail

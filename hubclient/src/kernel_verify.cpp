@@ -109,6 +109,22 @@ Status check_device_arch(const FetchedKernel& kernel, const variants::HostInfo& 
                "use a build made for this GPU, or set check_arch = false");
 }
 
+Status apply_signature_policy(FetchedKernel& kernel, protocol::SignaturePolicy policy,
+                              const std::vector<std::string>& trusted_keys) {
+  if (policy == protocol::SignaturePolicy::Ignore) return {};
+  auto check = protocol::verify_variant_signature(kernel.variant_dir, trusted_keys);
+  const bool ok = check.outcome == protocol::SignatureOutcome::Success;
+  kernel.signature = ok ? SignatureStatus::Verified : SignatureStatus::Failed;
+  if (ok) return {};
+  std::string what = "build/" + kernel.variant + "/metadata.json.sigstore: " +
+                     std::string(protocol::to_string(check.outcome)) + (check.detail.empty() ? "" : ": " + check.detail);
+  if (policy == protocol::SignaturePolicy::Warn) {
+    kernel.warnings.push_back(what);
+    return {};
+  }
+  return Error(ErrorCode::Signature, what, "add the publisher's public key to the trusted keys, or lower the policy");
+}
+
 }  // namespace detail
 
 Status verify_variant(FetchedKernel& kernel, const CacheLayout* cache) {

@@ -9,7 +9,11 @@
 #include "khub/localhub/server.h"
 #include "khub/publish/hash_build.h"
 #include "khub/publish/push.h"
+#include "khub/publish/sign.h"
 #include "test_util.h"
+
+#include <openssl/evp.h>
+#include <openssl/pem.h>
 
 namespace {
 namespace fs = std::filesystem;
@@ -72,6 +76,89 @@ TEST(LocalhubE2E, PushThenGetKernelAndCall) {
   at::Tensor ref = x * at::rsqrt(x.pow(2).mean(-1, true) + 1e-5) * w * 2.0;  // build b scales by 2
   EXPECT_TRUE(at::allclose(y, ref, 1e-5, 1e-6));
   hub::drop_shared_clients();  // closes the pooled keep-alive connection the server would wait for
+  server.stop();
+}
+
+// A fresh Ed25519 key pair as PEM (private, public).
+std::pair<std::string, std::string> make_key_pair() {
+  EVP_PKEY* key = EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519");
+  auto pem = [&](bool priv) {
+    BIO* bio = BIO_new(BIO_s_mem());
+    if (priv) PEM_write_bio_PrivateKey(bio, key, nullptr, nullptr, 0, nullptr, nullptr);
+    else PEM_write_bio_PUBKEY(bio, key);
+    char* data = nullptr;
+    long n = BIO_get_mem_data(bio, &data);
+    std::string out(data, static_cast<std::size_t>(n));
+    BIO_free(bio);
+    return out;
+  };
+  auto pair = std::make_pair(pem(true), pem(false));
+  EVP_PKEY_free(key);
+  return pair;
+}
+
+// A signed build pushed to the local hub is verified by get_kernel under each signature policy.
+TEST(LocalhubE2E, SignaturePolicyOnLoad) {
+  const auto& h = current_host();
+  const std::string variant = "torch" + std::to_string(h.torch->major) + std::to_string(h.torch->minor) +
+                              "-cxx11-" + h.backend.token() + "-" + h.cpu + "-" + h.os;
+  const std::string id = "_khub_test_cpu_aaaaaaa";
+  test::TempDir dir;
+  fs::path vdir = dir.path() / "kernel" / "build" / variant;
+  ASSERT_TRUE(write_file_atomic(vdir / (id + ".abi3.so"),
+                                test::slurp(fs::path(KHUB_TORCH_KERNEL_DIR) / "a" / (id + ".abi3.so"))));
+  ASSERT_TRUE(write_file_atomic(vdir / "__init__.py", "from ._ops import ops\n"));
+  ASSERT_TRUE(write_file_atomic(vdir / "metadata.json",
+                                "{\"name\":\"signed\",\"id\":\"" + id +
+                                    "\",\"version\":1,\"license\":\"Apache-2.0\",\"python-depends\":[],"
+                                    "\"backend\":{\"type\":\"cpu\"}}"));
+  auto [private_pem, public_pem] = make_key_pair();
+  auto [other_private, other_public] = make_key_pair();
+  ASSERT_TRUE(write_file_atomic(dir.path() / "key.pem", private_pem));
+  auto tree = publish::discover_build(dir.path() / "kernel");
+  ASSERT_TRUE(tree) << tree.error().describe();
+  ASSERT_TRUE(publish::write_digests(*tree));
+  auto signed_build = publish::sign_build(*publish::discover_build(dir.path() / "kernel"), dir.path() / "key.pem");
+  ASSERT_TRUE(signed_build) << signed_build.error().describe();
+
+  localhub::ServerOptions so;
+  so.root = dir.path() / "hub";
+  so.config.tokens.push_back({"hf_e2e_token", "tester", true, {"org"}, {}});
+  so.config.trusted_orgs = {"org"};
+  localhub::Server server(std::move(so));
+  ASSERT_TRUE(server.start());
+  publish::PushOptions po;
+  po.endpoint = server.url();
+  po.token = "hf_e2e_token";
+  po.repo_id = "org/signed";
+  po.abi_policy = publish::PushOptions::AbiPolicy::Off;  // built against this VM's glibc, not manylinux
+  auto transport = publish::make_curl_transport();
+  auto pushed = publish::push_build(*publish::discover_build(dir.path() / "kernel"), po, *transport);
+  ASSERT_TRUE(pushed) << pushed.error().describe();
+
+  GetKernelOptions o;
+  o.version = 1;
+  o.endpoint = server.url();
+  o.cache_dir = dir.path() / "cache";
+  o.signature_policy = protocol::SignaturePolicy::Require;
+  o.trusted_keys = {other_public};
+  auto refused = get_kernel("org/signed", o);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::Signature) << refused.error().describe();
+
+  o.signature_policy = protocol::SignaturePolicy::Warn;
+  auto warned = get_kernel("org/signed", o);
+  ASSERT_TRUE(warned) << warned.error().describe();
+  EXPECT_EQ(warned->signature(), hub::SignatureStatus::Failed);
+  ASSERT_FALSE(warned->warnings().empty());
+  EXPECT_NE(warned->warnings().back().find("metadata.json.sigstore"), std::string::npos);
+
+  o.signature_policy = protocol::SignaturePolicy::Require;
+  o.trusted_keys = {other_public, public_pem};
+  auto verified = get_kernel("org/signed", o);
+  ASSERT_TRUE(verified) << verified.error().describe();
+  EXPECT_EQ(verified->signature(), hub::SignatureStatus::Verified);
+  hub::drop_shared_clients();
   server.stop();
 }
 

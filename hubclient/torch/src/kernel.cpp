@@ -58,6 +58,8 @@ hub::KernelRequest request_for(std::string_view repo_id, const GetKernelOptions&
   r.revision = o.revision;
   r.backend = o.backend;
   r.trust_remote_code = o.trust_remote_code;
+  r.signature_policy = o.signature_policy;
+  r.trusted_keys = o.trusted_keys;
   return r;
 }
 

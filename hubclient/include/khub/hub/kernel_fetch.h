@@ -13,6 +13,7 @@
 #include "khub/hub/cache.h"
 #include "khub/hub/hub_client.h"
 #include "khub/protocol/metadata.h"
+#include "khub/protocol/signature.h"
 #include "khub/variants/host.h"
 #include "khub/variants/resolve.h"
 
@@ -26,9 +27,13 @@ struct KernelRequest {
   bool trust_remote_code = false;      // skip the trusted-publisher check
   std::optional<RepoType> repo_type;   // nullopt: kernel, falling back to model on RepoNotFound
   bool check_arch = true;              // compare backend.archs with the GPU (§19)
+  // metadata.json.sigstore (kernel-layout §16): Ignore only reports the bundle's presence; Warn
+  // verifies against `trusted_keys` and adds a warning on failure; Require refuses to load.
+  protocol::SignaturePolicy signature_policy = protocol::SignaturePolicy::Ignore;
+  std::vector<std::string> trusted_keys;  // PEM public keys
 };
 
-enum class SignatureStatus { Absent, PresentNotVerified };
+enum class SignatureStatus { Absent, PresentNotVerified, Verified, Failed };
 
 struct FetchedKernel {
   RepoRef repo;                        // after redirect and model fallback

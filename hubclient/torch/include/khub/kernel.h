@@ -30,6 +30,10 @@ struct GetKernelOptions {
   std::string user_agent;          // caller segments, e.g. "myapp/1.0"
   std::string endpoint;            // overrides HF_ENDPOINT
   std::filesystem::path cache_dir; // overrides KERNELS_CACHE / HF_HUB_CACHE / …
+  // metadata.json.sigstore: Ignore reports presence only; Warn / Require verify it against
+  // `trusted_keys` (PEM public keys, e.g. the ones `khub sign --key` used). Require refuses to load.
+  protocol::SignaturePolicy signature_policy = protocol::SignaturePolicy::Ignore;
+  std::vector<std::string> trusted_keys;
 };
 
 /// One op of a loaded kernel: `<metadata.id>::<name>` in the torch dispatcher.
