@@ -9,19 +9,21 @@ set(_KHUB_KERNEL_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
 # uid: first 7 hex of `git rev-parse HEAD^{tree}`, `_dirty` when tracked files differ from HEAD.
 # KHUB_KERNELS_UID overrides (for source copies without .git); without git: random base32.
 function(khub_kernels_uid out)
-  set(KHUB_KERNELS_UID "" CACHE STRING "Override the kernels' unique id (default: git tree hash)")
+  # The id names the kernels' sources: the git tree of kernels/ (not of the whole repo), so commits
+  # elsewhere in khub keep the ids — and the built modules — unchanged.
+  set(KHUB_KERNELS_UID "" CACHE STRING "Override the kernels' unique id (default: git tree hash of kernels/)")
   if(KHUB_KERNELS_UID)
     set(${out} ${KHUB_KERNELS_UID} PARENT_SCOPE)
     return()
   endif()
   find_package(Git QUIET)
   if(GIT_FOUND)
-    execute_process(COMMAND ${GIT_EXECUTABLE} rev-parse HEAD^{tree} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+    execute_process(COMMAND ${GIT_EXECUTABLE} rev-parse HEAD:kernels WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
       OUTPUT_VARIABLE tree RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
   endif()
   if(GIT_FOUND AND rc EQUAL 0)
     string(SUBSTRING "${tree}" 0 7 uid)
-    execute_process(COMMAND ${GIT_EXECUTABLE} diff --quiet HEAD -- WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+    execute_process(COMMAND ${GIT_EXECUTABLE} diff --quiet HEAD -- kernels WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
       RESULT_VARIABLE dirty ERROR_QUIET)
     if(NOT dirty EQUAL 0)
       string(APPEND uid _dirty)
