@@ -41,8 +41,7 @@ int run_download(const DownloadOptions& opts) {
            {"variant_dir", k->variant_dir.string()}, {"verified", k->verified},
            {"signature", k->signature == hub::SignatureStatus::Absent ? "absent" : "present (not verified)"}};
   } else {
-    auto type = opts.hub.repo_type.empty() ? hub::RepoType::Kernel : *hub::parse_repo_type(opts.hub.repo_type);
-    auto repo = hub::make_repo(opts.repo, type);
+    auto repo = repo_for(opts.repo, opts.hub);
     if (!repo) return report_error(repo.error());
     std::string revision = opts.hub.version ? "v" + std::to_string(*opts.hub.version)
                                             : (opts.hub.revision.empty() ? "main" : opts.hub.revision);

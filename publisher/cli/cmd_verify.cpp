@@ -21,8 +21,7 @@ int run_verify(const VerifyOptions& opts) {
   if (!options) return report_error(options.error());
   options->offline = true;  // verification reads the cache only
   hub::HubClient client(*options);
-  auto type = opts.hub.repo_type.empty() ? hub::RepoType::Kernel : *hub::parse_repo_type(opts.hub.repo_type);
-  auto repo = hub::make_repo(opts.repo, type);
+  auto repo = repo_for(opts.repo, opts.hub);
   if (!repo) return report_error(repo.error());
   auto commit = hub::resolve_commit(client, *repo, opts.hub.version, opts.hub.revision);
   if (!commit && opts.hub.repo_type.empty() && commit.error().code == ErrorCode::OfflineMiss) {

@@ -20,14 +20,9 @@ int run_versions(const VersionsOptions& opts) {
   hub::HubClient client(*options);
   auto host = host_for(opts.hub);
   if (!host) return report_error(host.error());
-  auto type = opts.hub.repo_type.empty() ? hub::RepoType::Kernel : *hub::parse_repo_type(opts.hub.repo_type);
-  auto repo = hub::make_repo(opts.repo, type);
+  auto repo = repo_for(opts.repo, opts.hub);
   if (!repo) return report_error(repo.error());
-  auto versions = hub::list_versions(client, *repo);
-  if (!versions && opts.hub.repo_type.empty() && versions.error().code == ErrorCode::RepoNotFound) {
-    repo->type = hub::RepoType::Model;
-    versions = hub::list_versions(client, *repo);
-  }
+  auto versions = versions_with_fallback(client, *repo, opts.hub);
   if (!versions) return report_error(versions.error());
   nlohmann::ordered_json out = {{"repo_id", repo->id}, {"repo_type", hub::to_string(repo->type)},
                                 {"versions", nlohmann::json::array()}};

@@ -10,11 +10,12 @@
 #include <optional>
 #include <string>
 
+#include "cli_host.h"
 #include "command.h"
 #include "khub/base/fs.h"
 #include "khub/hub/hub_client.h"
 #include "khub/hub/options.h"
-#include "cli_host.h"
+#include "khub/hub/kernel_fetch.h"
 #include "khub/variants/host.h"
 
 namespace khub::cli {
@@ -50,6 +51,24 @@ inline Expected<hub::ClientOptions> client_options(const HubFlags& f) {
   KHUB_TRY(auto o, hub::ClientOptions::from_environment());
   if (!f.cache_dir.empty()) o.cache_dir = f.cache_dir;
   return o;
+}
+
+/// The repo named on the command line: kernel type unless --repo-type says otherwise.
+inline Expected<hub::RepoRef> repo_for(const std::string& repo_id, const HubFlags& f) {
+  auto type = f.repo_type.empty() ? hub::RepoType::Kernel : *hub::parse_repo_type(f.repo_type);
+  return hub::make_repo(repo_id, type);
+}
+
+/// The repo's versions; without --repo-type a missing kernel repo is retried as a (legacy) model
+/// repo, and `repo` is switched to it.
+inline Expected<std::vector<hub::VersionInfo>> versions_with_fallback(hub::HubClient& client, hub::RepoRef& repo,
+                                                                      const HubFlags& f) {
+  auto versions = hub::list_versions(client, repo);
+  if (!versions && f.repo_type.empty() && versions.error().code == ErrorCode::RepoNotFound) {
+    repo.type = hub::RepoType::Model;
+    versions = hub::list_versions(client, repo);
+  }
+  return versions;
 }
 
 inline Expected<variants::HostInfo> host_for(const HubFlags& f) {
