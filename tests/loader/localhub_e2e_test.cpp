@@ -19,49 +19,68 @@ namespace {
 namespace fs = std::filesystem;
 using namespace khub;
 
-TEST(LocalhubE2E, PushThenGetKernelAndCall) {
+std::string host_variant() {
   const auto& h = current_host();
-  const std::string variant = "torch" + std::to_string(h.torch->major) + std::to_string(h.torch->minor) +
-                              "-cxx11-" + h.backend.token() + "-" + h.cpu + "-" + h.os;
-  const std::string id = "_khub_test_cpu_bbbbbbb";
-  test::TempDir dir;
-  fs::path vdir = dir.path() / "kernel" / "build" / variant;
-  ASSERT_TRUE(write_file_atomic(vdir / (id + ".abi3.so"),
-                                test::slurp(fs::path(KHUB_TORCH_KERNEL_DIR) / "b" / (id + ".abi3.so"))));
-  ASSERT_TRUE(write_file_atomic(vdir / "__init__.py", "from ._ops import ops\n"));
-  ASSERT_TRUE(write_file_atomic(vdir / "metadata.json",
-                                "{\"name\":\"e2e-rmsnorm\",\"id\":\"" + id +
+  return "torch" + std::to_string(h.torch->major) + std::to_string(h.torch->minor) + "-cxx11-" + h.backend.token() +
+         "-" + h.cpu + "-" + h.os;
+}
+
+// A kernel-builder build of test module `module` ("a" or "b", whose id is `id`) for this host, with
+// its digest; returns the build folder.
+fs::path write_test_build(const fs::path& root, const std::string& name, const std::string& id, const char* module) {
+  fs::path vdir = root / "kernel" / "build" / host_variant();
+  EXPECT_TRUE(write_file_atomic(vdir / (id + ".abi3.so"),
+                                test::slurp(fs::path(KHUB_TORCH_KERNEL_DIR) / module / (id + ".abi3.so"))));
+  EXPECT_TRUE(write_file_atomic(vdir / "__init__.py", "from ._ops import ops\n"));
+  EXPECT_TRUE(write_file_atomic(vdir / "metadata.json",
+                                "{\"name\":\"" + name + "\",\"id\":\"" + id +
                                     "\",\"version\":1,\"license\":\"Apache-2.0\",\"python-depends\":[],"
                                     "\"backend\":{\"type\":\"cpu\"}}"));
-  auto tree = publish::discover_build(dir.path() / "kernel");
-  ASSERT_TRUE(tree) << tree.error().describe();
-  ASSERT_TRUE(publish::write_digests(*tree));
+  auto tree = publish::discover_build(root / "kernel");
+  EXPECT_TRUE(tree) << tree.error().describe();
+  if (tree) {
+    EXPECT_TRUE(publish::write_digests(*tree));
+  }
+  return root / "kernel";
+}
 
+// The local hub in process, with a write token for org/* and org trusted.
+std::unique_ptr<localhub::Server> start_hub(const fs::path& root, bool resolve_cache_redirects) {
   localhub::ServerOptions so;
-  so.root = dir.path() / "hub";
+  so.root = root;
   so.threads = 8;
   so.config.tokens.push_back({"hf_e2e_token", "tester", true, {"org"}, {}});
   so.config.trusted_orgs = {"org"};
-  so.config.resolve_cache_redirects = true;
-  localhub::Server server(std::move(so));
-  ASSERT_TRUE(server.start());
+  so.config.resolve_cache_redirects = resolve_cache_redirects;
+  auto server = std::make_unique<localhub::Server>(std::move(so));
+  EXPECT_TRUE(server->start());
+  return server;
+}
 
+Expected<publish::PushResult> push(const fs::path& build, const localhub::Server& server, const std::string& repo) {
   publish::PushOptions po;
   po.endpoint = server.url();
   po.token = "hf_e2e_token";
-  po.repo_id = "org/e2e-rmsnorm";
+  po.repo_id = repo;
   po.abi_policy = publish::PushOptions::AbiPolicy::Off;  // built against this VM's glibc, not manylinux
   po.retry_base_delay_ms = 1;
   auto transport = publish::make_curl_transport();
-  auto tree2 = publish::discover_build(dir.path() / "kernel");
-  ASSERT_TRUE(tree2);
-  auto pushed = publish::push_build(*tree2, po, *transport);
+  KHUB_TRY(auto tree, publish::discover_build(build));
+  return publish::push_build(tree, po, *transport);
+}
+
+TEST(LocalhubE2E, PushThenGetKernelAndCall) {
+  const std::string id = "_khub_test_cpu_bbbbbbb";
+  test::TempDir dir;
+  fs::path build = write_test_build(dir.path(), "e2e-rmsnorm", id, "b");
+  auto server = start_hub(dir.path() / "hub", /*resolve_cache_redirects=*/true);
+  auto pushed = push(build, *server, "org/e2e-rmsnorm");
   ASSERT_TRUE(pushed) << pushed.error().describe();
   EXPECT_EQ(pushed->branch, "v1");
 
   GetKernelOptions o;
   o.version = 1;
-  o.endpoint = server.url();
+  o.endpoint = server->url();
   o.cache_dir = dir.path() / "cache";
   auto k = get_kernel("org/e2e-rmsnorm", o);
   ASSERT_TRUE(k) << k.error().describe();
@@ -76,7 +95,7 @@ TEST(LocalhubE2E, PushThenGetKernelAndCall) {
   at::Tensor ref = x * at::rsqrt(x.pow(2).mean(-1, true) + 1e-5) * w * 2.0;  // build b scales by 2
   EXPECT_TRUE(at::allclose(y, ref, 1e-5, 1e-6));
   hub::drop_shared_clients();  // closes the pooled keep-alive connection the server would wait for
-  server.stop();
+  server->stop();
 }
 
 // A fresh Ed25519 key pair as PEM (private, public).
@@ -99,46 +118,20 @@ std::pair<std::string, std::string> make_key_pair() {
 
 // A signed build pushed to the local hub is verified by get_kernel under each signature policy.
 TEST(LocalhubE2E, SignaturePolicyOnLoad) {
-  const auto& h = current_host();
-  const std::string variant = "torch" + std::to_string(h.torch->major) + std::to_string(h.torch->minor) +
-                              "-cxx11-" + h.backend.token() + "-" + h.cpu + "-" + h.os;
-  const std::string id = "_khub_test_cpu_aaaaaaa";
   test::TempDir dir;
-  fs::path vdir = dir.path() / "kernel" / "build" / variant;
-  ASSERT_TRUE(write_file_atomic(vdir / (id + ".abi3.so"),
-                                test::slurp(fs::path(KHUB_TORCH_KERNEL_DIR) / "a" / (id + ".abi3.so"))));
-  ASSERT_TRUE(write_file_atomic(vdir / "__init__.py", "from ._ops import ops\n"));
-  ASSERT_TRUE(write_file_atomic(vdir / "metadata.json",
-                                "{\"name\":\"signed\",\"id\":\"" + id +
-                                    "\",\"version\":1,\"license\":\"Apache-2.0\",\"python-depends\":[],"
-                                    "\"backend\":{\"type\":\"cpu\"}}"));
+  fs::path build = write_test_build(dir.path(), "signed", "_khub_test_cpu_aaaaaaa", "a");
   auto [private_pem, public_pem] = make_key_pair();
   auto [other_private, other_public] = make_key_pair();
   ASSERT_TRUE(write_file_atomic(dir.path() / "key.pem", private_pem));
-  auto tree = publish::discover_build(dir.path() / "kernel");
-  ASSERT_TRUE(tree) << tree.error().describe();
-  ASSERT_TRUE(publish::write_digests(*tree));
-  auto signed_build = publish::sign_build(*publish::discover_build(dir.path() / "kernel"), dir.path() / "key.pem");
+  auto signed_build = publish::sign_build(*publish::discover_build(build), dir.path() / "key.pem");
   ASSERT_TRUE(signed_build) << signed_build.error().describe();
-
-  localhub::ServerOptions so;
-  so.root = dir.path() / "hub";
-  so.config.tokens.push_back({"hf_e2e_token", "tester", true, {"org"}, {}});
-  so.config.trusted_orgs = {"org"};
-  localhub::Server server(std::move(so));
-  ASSERT_TRUE(server.start());
-  publish::PushOptions po;
-  po.endpoint = server.url();
-  po.token = "hf_e2e_token";
-  po.repo_id = "org/signed";
-  po.abi_policy = publish::PushOptions::AbiPolicy::Off;  // built against this VM's glibc, not manylinux
-  auto transport = publish::make_curl_transport();
-  auto pushed = publish::push_build(*publish::discover_build(dir.path() / "kernel"), po, *transport);
+  auto server = start_hub(dir.path() / "hub", /*resolve_cache_redirects=*/false);
+  auto pushed = push(build, *server, "org/signed");
   ASSERT_TRUE(pushed) << pushed.error().describe();
 
   GetKernelOptions o;
   o.version = 1;
-  o.endpoint = server.url();
+  o.endpoint = server->url();
   o.cache_dir = dir.path() / "cache";
   o.signature_policy = protocol::SignaturePolicy::Require;
   o.trusted_keys = {other_public};
@@ -159,7 +152,7 @@ TEST(LocalhubE2E, SignaturePolicyOnLoad) {
   ASSERT_TRUE(verified) << verified.error().describe();
   EXPECT_EQ(verified->signature(), hub::SignatureStatus::Verified);
   hub::drop_shared_clients();
-  server.stop();
+  server->stop();
 }
 
 }  // namespace
