@@ -1,8 +1,6 @@
 // The khub executable's hub commands as processes against a loopback Hub: output, JSON, exit codes.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -17,20 +15,11 @@ using khub::test::TempDir;
 
 const std::string kVariant = "torch212-cxx11-cu130-x86_64-linux";
 
-struct Run {
-  int code = -1;
-  std::string out;
-};
+using khub::test::Run;
 
 Run khub_cli(const std::string& env, const std::string& args) {
   std::string cmd = "env -u HF_TOKEN " + env + " " + KHUB_BINARY_DIR "/bin/khub " + args + " 2>/dev/null";
-  Run r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
-  int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return khub::test::run_shell(cmd);
 }
 
 class CliTest : public ::testing::Test {

@@ -1,9 +1,7 @@
 // Interoperability with Python huggingface_hub (the venv's): for the same repo on a loopback Hub,
 // both write the same cache tree; each reads offline what the other downloaded.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <cstdio>
 #include <set>
 
@@ -27,22 +25,13 @@ for f in sys.argv[4:]:
     print(hf_hub_download(repo, f, repo_type="kernel", revision=rev, cache_dir=cache))
 )PY";
 
-struct Run {
-  int code = -1;
-  std::string out;
-};
+using khub::test::Run;
 
 Run python(const std::string& env, const std::vector<std::string>& args) {
   std::string cmd = "env -u HF_TOKEN " + env + " " KHUB_PYTHON " -c '" + kScript + "'";
   for (const auto& a : args) cmd += " '" + a + "'";
   cmd += " 2>&1";
-  Run r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
-  int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return khub::test::run_shell(cmd);
 }
 
 variants::HostInfo host() {

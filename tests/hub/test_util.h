@@ -33,4 +33,11 @@ class TempDir {
 /// Reads a file into a string ("" when missing).
 [[nodiscard]] std::string slurp(const std::filesystem::path& path);
 
+struct Run {
+  int code = -1;    // exit status, -1 when the command did not exit normally
+  std::string out;  // its standard output
+};
+/// Runs a shell command line and collects its standard output and exit status.
+[[nodiscard]] Run run_shell(const std::string& command);
+
 }  // namespace khub::test
