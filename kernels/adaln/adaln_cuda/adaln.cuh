@@ -32,6 +32,7 @@ struct AdaLnOp {
   using T = TT;
   static constexpr bool kNorm = true;
   static constexpr int kMinVec = 1;
+  static constexpr bool kWideGroups = false;
 
   const T* x;
   RowLayout xl;

@@ -10,6 +10,7 @@ struct RmsNormOp {
   using T = TT;
   static constexpr bool kNorm = true;
   static constexpr int kMinVec = 1;
+  static constexpr bool kWideGroups = true;
 
   const T* x;
   RowLayout xl;

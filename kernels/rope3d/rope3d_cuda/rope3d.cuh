@@ -12,7 +12,7 @@ struct TrigRow {
   const float* cos;  // Api: row pointers; Table: table bases
   const float* sin;
   const float* freqs;
-  int32_t pos[3];  // Table: table row per axis
+  int32_t off[3];  // Table: element offset of the token's table row per axis (row * f)
   float g[3];      // Coords: normalised coordinate per axis
   int pad_pairs;
   int f;
@@ -25,16 +25,18 @@ struct TrigRow {
       cuda::load_f32<V>(sin + idx, s);
       return;
     }
+    // Pair p = idx / 2 + q has j = p - pad_pairs (identity while j < 0), frequency k = j / 3 and
+    // axis a = j % 3: one division for the vector, then a and k step along.
+    const int j = idx / 2 - pad_pairs;
+    int k = j >= 0 ? j / 3 : 0;
+    int a = j - 3 * k;
 #pragma unroll
     for (int q = 0; q < V / 2; ++q) {
-      const int p = idx / 2 + q;
       float cv = 1.f, sv = 0.f;
-      if (p >= pad_pairs) {
-        const int j = p - pad_pairs, k = j / 3, a = j - 3 * k;
-        // Selects, not a run-time array index (which would put pos/g in local memory).
+      if (a >= 0) {
+        // Selects, not a run-time array index (which would put off/g in local memory).
         if (mode == TrigMode::Table) {
-          const int32_t row = a == 0 ? pos[0] : (a == 1 ? pos[1] : pos[2]);
-          const int64_t o = static_cast<int64_t>(row) * f + k;
+          const int32_t o = (a == 0 ? off[0] : (a == 1 ? off[1] : off[2])) + k;
           cv = __ldg(cos + o);
           sv = __ldg(sin + o);
         } else {
@@ -42,6 +44,10 @@ struct TrigRow {
           const float angle = __fmul_rn(__ldg(freqs + k), __fsub_rn(__fmul_rn(ga, 2.f), 1.f));
           sincosf(angle, &sv, &cv);
         }
+      }
+      if (++a == 3) {
+        a = 0;
+        ++k;
       }
       c[2 * q] = c[2 * q + 1] = cv;
       s[2 * q] = s[2 * q + 1] = sv;
@@ -60,7 +66,7 @@ __device__ __forceinline__ TrigRow trig_row(const TrigParams& t, int64_t row) {
     r.cos = t.cos_table;
     r.sin = t.sin_table;
 #pragma unroll
-    for (int a = 0; a < 3; ++a) r.pos[a] = __ldg(t.index + o + a);
+    for (int a = 0; a < 3; ++a) r.off[a] = __ldg(t.index + o + a) * t.f;
   } else {
 #pragma unroll
     for (int a = 0; a < 3; ++a) r.g[a] = __ldg(t.coords + o + a);
@@ -88,6 +94,7 @@ struct RopeRowOp {
   using T = TT;
   static constexpr bool kNorm = Norm;
   static constexpr int kMinVec = 2;
+  static constexpr bool kWideGroups = false;
 
   const T* q;
   RowLayout ql;

@@ -10,6 +10,7 @@
 #include <ATen/ops/sin.h>
 
 #include <cmath>
+#include <cstdint>
 #include <tuple>
 
 #include "khub_kernels/torch_glue.h"
@@ -72,6 +73,8 @@ void set_table(RopeArgs& a, const char* op, const at::Tensor& q, const at::Tenso
                 ": cos/sin tables must be contiguous [P, D/6] = [P, ", a.trig.f, "], got ", t->sizes());
   }
   TORCH_CHECK(cos_t.sizes() == sin_t.sizes(), op, ": cos and sin tables differ in shape");
+  TORCH_CHECK(cos_t.numel() <= INT32_MAX, op, ": cos/sin tables must have fewer than 2^31 elements, got ",
+              cos_t.numel());  // the kernels index them in 32 bits
   per_token(index, q, 3, at::kInt, op, "index", a.trig);
   if (index.is_cpu() && index.numel() > 0)
     TORCH_CHECK(index.min().item<int32_t>() >= 0 && index.max().item<int32_t>() < cos_t.size(0), op,

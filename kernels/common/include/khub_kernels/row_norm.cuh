@@ -5,6 +5,7 @@
 //   using T;                                       storage type
 //   static constexpr bool kNorm;                   false: no reduction, r = 1
 //   static constexpr int kMinVec;                  1, or 2 when the store needs element pairs
+//   static constexpr bool kWideGroups;             light store phase: see wide_group()
 //   struct Row { const T* x;                                                     // row start
 //                template <int V, bool Side> void load(int idx, float (&v)[V]);   // pre-norm values
 //                template <int CH, int G> void combine(Pack16<T> (&pk)[CH], int lane, int n);
@@ -39,8 +40,8 @@ constexpr int row_threads() {
   return G > 32 ? G : kRowBlock;
 }
 
-template <typename Op, int G, int CH>
-__global__ void __launch_bounds__(row_threads<G>(), 768 / row_threads<G>())
+template <typename Op, int G, int CH, int MinBlocks = 768 / row_threads<G>()>
+__global__ void __launch_bounds__(row_threads<G>(), MinBlocks)
     row_norm_fast_kernel(const Op op, int64_t rows, int n, float eps) {
   using T = typename Op::T;
   constexpr int V = 16 / sizeof(T);
@@ -139,14 +140,25 @@ inline RowConfig choose_row_config(int64_t n, int vec) {
   return {0, 0};
 }
 
-template <typename Op, int G, int CH>
+template <typename Op, int G, int CH, int MinBlocks = 768 / row_threads<G>()>
 cudaError_t launch_fast(const Op& op, int64_t rows, int n, float eps, cudaStream_t stream) {
   constexpr int threads = row_threads<G>();
   constexpr int rpb = threads / G;
   const int64_t blocks = (rows + rpb - 1) / rpb;
   if (blocks > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
-  row_norm_fast_kernel<Op, G, CH><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(op, rows, n, eps);
+  row_norm_fast_kernel<Op, G, CH, MinBlocks><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(op, rows, n, eps);
   return cudaGetLastError();
+}
+
+// Ops with a light store phase (RMSNorm: one weight vector) run faster with rows spread over more
+// threads, two chunks each and 1536 threads per SM (H200, docs/gpu-measurements.md: [2,8064,2048]
+// 37.4 -> 36.8 us, [1,8192,4096] 39.7 -> 38.4 us); AdaLN and RoPE, which load modulation or trig per
+// chunk, measured slower that way. Returns the group size for power-of-two rows of 1024-4096
+// 16-byte vectors' worth, 0 otherwise.
+inline int wide_group(int64_t n, int vec) {
+  for (int g = 64; g <= 256; g *= 2)
+    if (static_cast<int64_t>(g) * vec * 2 == n) return g;
+  return 0;
 }
 
 // Runs op over `rows` rows of n elements. `vector_ok`: every row start is 16-byte aligned and n is a
@@ -158,6 +170,14 @@ cudaError_t launch_row_norm(const Op& op, int64_t rows, int64_t n, float eps, bo
   constexpr int vec = 16 / sizeof(typename Op::T);
   const RowConfig cfg = vector_ok ? choose_row_config(n, vec) : RowConfig{};
   const int ni = static_cast<int>(n);
+  if constexpr (Op::kWideGroups) {
+    switch (vector_ok ? wide_group(n, vec) : 0) {
+      case 64: return launch_fast<Op, 64, 2, 24>(op, rows, ni, eps, stream);
+      case 128: return launch_fast<Op, 128, 2, 12>(op, rows, ni, eps, stream);
+      case 256: return launch_fast<Op, 256, 2, 6>(op, rows, ni, eps, stream);
+      default: break;
+    }
+  }
   switch (cfg.group * 16 + cfg.chunks) {
     case 16 * 16 + 1: return launch_fast<Op, 16, 1>(op, rows, ni, eps, stream);
     case 16 * 16 + 2: return launch_fast<Op, 16, 2>(op, rows, ni, eps, stream);
