@@ -150,13 +150,12 @@ cudaError_t launch_fast(const Op& op, int64_t rows, int n, float eps, cudaStream
   return cudaGetLastError();
 }
 
-// Ops with a light store phase (RMSNorm: one weight vector) run faster with rows spread over more
-// threads, two chunks each and 1536 threads per SM (H200, docs/gpu-measurements.md: [2,8064,2048]
-// 37.4 -> 36.8 us, [1,8192,4096] 39.7 -> 38.4 us); AdaLN and RoPE, which load modulation or trig per
-// chunk, measured slower that way. Returns the group size for power-of-two rows of 1024-4096
-// 16-byte vectors' worth, 0 otherwise.
+// Ops with a light store phase (RMSNorm: one weight vector) ran 1-3 % faster in the probe with rows
+// of 2048 or 4096 (bf16) spread over 128 or 256 threads, two 16-byte chunks each, 1536 threads per
+// SM (docs/gpu-measurements.md, version 9); AdaLN and RoPE, which load modulation or trig per chunk,
+// ran 20-30 % slower that way. Returns that group size for a row of n elements (0: not measured).
 inline int wide_group(int64_t n, int vec) {
-  for (int g = 64; g <= 256; g *= 2)
+  for (int g = 128; g <= 256; g *= 2)
     if (static_cast<int64_t>(g) * vec * 2 == n) return g;
   return 0;
 }
@@ -172,7 +171,6 @@ cudaError_t launch_row_norm(const Op& op, int64_t rows, int64_t n, float eps, bo
   const int ni = static_cast<int>(n);
   if constexpr (Op::kWideGroups) {
     switch (vector_ok ? wide_group(n, vec) : 0) {
-      case 64: return launch_fast<Op, 64, 2, 24>(op, rows, ni, eps, stream);
       case 128: return launch_fast<Op, 128, 2, 12>(op, rows, ni, eps, stream);
       case 256: return launch_fast<Op, 256, 2, 6>(op, rows, ni, eps, stream);
       default: break;
