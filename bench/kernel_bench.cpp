@@ -10,46 +10,21 @@
 #include "khub/base/fs.h"
 #include "khub/base/hash.h"
 #include "khub/kernel.h"
+#include "test_kernel_build.h"
 #include "test_util.h"
 
 namespace {
 namespace fs = std::filesystem;
 using namespace khub;
 
-std::string host_variant() {
-  const auto& h = current_host();
-  return "torch" + std::to_string(h.torch->major) + std::to_string(h.torch->minor) + "-cxx11-" +
-         h.backend.token() + "-" + h.cpu + "-" + h.os;
-}
-
-std::map<std::string, test::FixtureFile> kernel_files(const std::string& id, const std::string& dir) {
-  std::map<std::string, std::string> files = {
-      {id + ".abi3.so", test::slurp(fs::path(KHUB_TORCH_KERNEL_DIR) / dir / (id + ".abi3.so"))},
-      {"__init__.py", "from ._ops import ops\n"}};
-  std::string digest;
-  for (const auto& [p, c] : files) {
-    Hasher h(HashAlgorithm::Sha256);
-    h.update(c);
-    digest += std::string(digest.empty() ? "" : ",") + "\"" + p + "\":\"" + base64_encode(h.finish()) + "\"";
-  }
-  std::map<std::string, test::FixtureFile> out;
-  const std::string v = host_variant();
-  for (auto& [p, c] : files) out["build/" + v + "/" + p] = {c, p.ends_with(".so")};
-  out["build/" + v + "/metadata.json"] = {"{\"name\":\"bench\",\"id\":\"" + id +
-                                              "\",\"version\":1,\"license\":\"MIT\",\"python-depends\":[],"
-                                              "\"backend\":{\"type\":\"cpu\"},\"digest\":{\"algorithm\":\"sha256\","
-                                              "\"files\":{" + digest + "}}}", false};
-  return out;
-}
-
 struct World {
   test::FixtureHub hub;
   test::TempDir dir;
   GetKernelOptions options;
   World() {
-    hub.commit("org/rmsnorm", "v1", kernel_files("_khub_test_cpu_aaaaaaa", "a"));
+    hub.commit("org/rmsnorm", "v1", test::test_kernel_files("_khub_test_cpu_aaaaaaa", "a"));
     hub.set_trusted("org", true);
-    for (const auto& [p, f] : kernel_files("_khub_test_cpu_bbbbbbb", "b"))
+    for (const auto& [p, f] : test::test_kernel_files("_khub_test_cpu_bbbbbbb", "b"))
       (void)write_file_atomic(dir.path() / "local" / p, f.content);
     options.version = 1;
     options.endpoint = hub.endpoint();

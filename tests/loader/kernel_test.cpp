@@ -13,43 +13,22 @@
 #include "khub/hub/hub_client.h"
 #include "khub/kernel.h"
 #include "khub/protocol/lock.h"
+#include "test_kernel_build.h"
 #include "test_util.h"
 
 namespace {
 namespace fs = std::filesystem;
 using namespace khub;
 using test::FixtureFile;
+using test::host_variant;
 using RmsSig = at::Tensor(const at::Tensor&, const std::optional<at::Tensor>&, double);
 
 const std::string kIdA = "_khub_test_cpu_aaaaaaa";  // scale 1, lazy binding
 const std::string kIdB = "_khub_test_cpu_bbbbbbb";  // scale 2, -z now
 
-std::string host_variant() {
-  const auto& h = current_host();
-  std::string v = "torch" + std::to_string(h.torch->major) + std::to_string(h.torch->minor) + "-cxx11-" +
-                  h.backend.token() + "-" + h.cpu + "-" + h.os;
-  return v;
-}
-
-// build/<variant>/ of a kernel: module, __init__.py, metadata.json with digest.
-std::map<std::string, FixtureFile> kernel_files(const std::string& id, const std::string& variant) {
-  std::map<std::string, std::string> files = {
-      {id + ".abi3.so", test::slurp(fs::path(KHUB_TORCH_KERNEL_DIR) / (id == kIdA ? "a" : "b") / (id + ".abi3.so"))},
-      {"__init__.py", "from ._ops import ops\n"}};
-  std::string digest;
-  for (const auto& [p, c] : files) {
-    Hasher h(HashAlgorithm::Sha256);
-    h.update(c);
-    digest += std::string(digest.empty() ? "" : ",") + "\"" + p + "\":\"" + base64_encode(h.finish()) + "\"";
-  }
-  std::map<std::string, FixtureFile> out;
-  for (auto& [p, c] : files) out["build/" + variant + "/" + p] = {c, p.ends_with(".so")};
-  out["build/" + variant + "/metadata.json"] = {
-      "{\"name\":\"test-rmsnorm\",\"id\":\"" + id +
-          "\",\"version\":1,\"license\":\"Apache-2.0\",\"python-depends\":[],\"backend\":{\"type\":\"cpu\"},"
-          "\"digest\":{\"algorithm\":\"sha256\",\"files\":{" + digest + "}}}",
-      false};
-  return out;
+// build/<variant>/ of test kernel A or B for this host.
+std::map<std::string, FixtureFile> kernel_files(const std::string& id) {
+  return test::test_kernel_files(id, id == kIdA ? "a" : "b");
 }
 
 void write_tree(const fs::path& root, const std::map<std::string, FixtureFile>& files) {
@@ -74,7 +53,7 @@ void expect_rms_norm(const Kernel& k, double scale) {
 
 TEST(Kernel, LocalKernelLoadsAndCalls) {
   test::TempDir dir;
-  write_tree(dir.path(), kernel_files(kIdA, host_variant()));
+  write_tree(dir.path(), kernel_files(kIdA));
   write_tree(dir.path(), {{"build/torch-cpu/metadata.json", {"{}", false}}});  // noarch: not loadable natively
   auto k = get_local_kernel(dir.path());
   ASSERT_TRUE(k) << k.error().describe();
@@ -96,8 +75,8 @@ TEST(Kernel, LocalKernelLoadsAndCalls) {
 class HubKernel : public ::testing::Test {
  protected:
   void SetUp() override {
-    v1_ = hub_.commit("org/rmsnorm", "v1", kernel_files(kIdA, host_variant()));
-    auto files = kernel_files(kIdB, host_variant());
+    v1_ = hub_.commit("org/rmsnorm", "v1", kernel_files(kIdA));
+    auto files = kernel_files(kIdB);
     files["build/torch29-cxx11-cu126-x86_64-linux/metadata.json"] = {"{}", false};
     v2_ = hub_.commit("org/rmsnorm", "v2", files);
     hub_.set_trusted("org", true);
@@ -154,7 +133,7 @@ TEST_F(HubKernel, TrustHasKernelAndLocalOverride) {
   EXPECT_FALSE(*has_kernel("org/rmsnorm", options(7)));
 
   test::TempDir local;
-  write_tree(local.path(), kernel_files(kIdA, host_variant()));
+  write_tree(local.path(), kernel_files(kIdA));
   setenv("LOCAL_KERNELS", ("other/kernel=" + local.path().string()).c_str(), 1);
   auto overridden = get_kernel("other/kernel", options(1));
   unsetenv("LOCAL_KERNELS");
@@ -203,7 +182,7 @@ TEST_F(HubKernel, RedirectFollowsKernelStatus) {
 }
 
 TEST_F(HubKernel, TamperedModuleIsNeverLoaded) {
-  auto files = kernel_files(kIdB, host_variant());
+  auto files = kernel_files(kIdB);
   auto& so = files["build/" + host_variant() + "/" + kIdB + ".abi3.so"];
   so.content[100] ^= 1;  // the digest in metadata.json no longer matches
   hub_.commit("org/tampered", "v1", files);

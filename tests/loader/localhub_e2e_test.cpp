@@ -10,6 +10,7 @@
 #include "khub/publish/hash_build.h"
 #include "khub/publish/push.h"
 #include "khub/publish/sign.h"
+#include "test_kernel_build.h"
 #include "test_util.h"
 
 #include <openssl/evp.h>
@@ -18,12 +19,7 @@
 namespace {
 namespace fs = std::filesystem;
 using namespace khub;
-
-std::string host_variant() {
-  const auto& h = current_host();
-  return "torch" + std::to_string(h.torch->major) + std::to_string(h.torch->minor) + "-cxx11-" + h.backend.token() +
-         "-" + h.cpu + "-" + h.os;
-}
+using test::host_variant;
 
 // A kernel-builder build of test module `module` ("a" or "b", whose id is `id`) for this host, with
 // its digest; returns the build folder.
