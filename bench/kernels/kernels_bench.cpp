@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_support.h"
+#include "event_timing.h"
 
 // The kernel modules' PyInit_<id> references this; never called (see kernel-layout §8).
 extern "C" __attribute__((visibility("default"))) void* PyModule_Create2(void*, int) { return nullptr; }
@@ -28,40 +29,13 @@ namespace {
 
 using khub_bench::Case;
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-}
+using khub_bench::check;
+using khub_bench::stats;
+using khub_bench::Stats;
 
-struct Stats {
-  double median, p10, p90;
-};
-
-Stats stats(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  auto at = [&](double q) { return v[static_cast<size_t>(q * (v.size() - 1) + 0.5)]; };
-  return {at(0.5), at(0.1), at(0.9)};
-}
-
-// Times `body(i)` for i in [0, reps) with events around each; `gap` adds a sleep kernel first.
 std::vector<double> time_events(int reps, bool gap, const std::function<void(int)>& body) {
-  const cudaStream_t s = c10::cuda::getCurrentCUDAStream().stream();
-  std::vector<cudaEvent_t> ev(2 * reps);
-  for (auto& e : ev) check(cudaEventCreate(&e), "cudaEventCreate");
-  for (int i = 0; i < reps; ++i) {
-    if (gap) at::cuda::sleep(60000);
-    check(cudaEventRecord(ev[2 * i], s), "record");
-    body(i);
-    check(cudaEventRecord(ev[2 * i + 1], s), "record");
-  }
-  check(cudaStreamSynchronize(s), "sync");
-  std::vector<double> us(reps);
-  for (int i = 0; i < reps; ++i) {
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]), "elapsed");
-    us[i] = ms * 1e3;
-  }
-  for (auto& e : ev) cudaEventDestroy(e);
-  return us;
+  return khub_bench::time_events(c10::cuda::getCurrentCUDAStream().stream(), reps,
+                                 gap ? std::function<void()>([] { at::cuda::sleep(60000); }) : nullptr, body);
 }
 
 nlohmann::json run_case(const Case& c, double l2_bytes) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "../event_timing.h"
 #include "adaln.cuh"
 #include "adaln_launch.h"
 #include "geglu.cuh"
@@ -79,14 +80,7 @@ bf16* alloc_fill(int64_t n, uint32_t seed, float scale = 1.f, float offset = 0.f
   return p;
 }
 
-struct Stats {
-  double median = 0, p10 = 0, p90 = 0;
-};
-Stats stats(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  auto at = [&](double q) { return v[size_t(q * (v.size() - 1) + 0.5)]; };
-  return {at(0.5), at(0.1), at(0.9)};
-}
+using khub_bench::stats;
 
 cudaStream_t g_stream;
 double g_l2 = 0;
@@ -106,23 +100,9 @@ struct Workload {
 };
 
 std::vector<double> time_events(int reps, bool gap, const std::function<void(int)>& body) {
-  std::vector<cudaEvent_t> ev(2 * reps);
-  for (auto& e : ev) CHECK(cudaEventCreate(&e));
-  for (int i = 0; i < reps; ++i) {
-    if (gap) spin_kernel<<<1, 1, 0, g_stream>>>(120000);
-    CHECK(cudaEventRecord(ev[2 * i], g_stream));
-    body(i);
-    CHECK(cudaEventRecord(ev[2 * i + 1], g_stream));
-  }
-  CHECK(cudaStreamSynchronize(g_stream));
-  std::vector<double> us(reps);
-  for (int i = 0; i < reps; ++i) {
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
-    us[i] = ms * 1e3;
-  }
-  for (auto& e : ev) cudaEventDestroy(e);
-  return us;
+  return khub_bench::time_events(
+      g_stream, reps, gap ? std::function<void()>([] { spin_kernel<<<1, 1, 0, g_stream>>>(120000); }) : nullptr,
+      body);
 }
 
 std::vector<std::vector<uint16_t>> snapshot(const Workload& w) {
