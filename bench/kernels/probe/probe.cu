@@ -183,10 +183,20 @@ void run(Workload& w, const std::string& filter) {
   }
 }
 
-// The shipped row kernel at another group size, chunk count or register budget (min blocks/SM).
-template <typename Op, int G, int CH, int MinB, typename MakeOp>
+// The shipped row kernel at another group size, chunk count or register budget (min blocks/SM),
+// and with fetch() after the reduction (Early = false: the order before version 11).
+template <typename Op, int G, int CH, int MinB, bool Early = true, typename MakeOp>
 Call fast(MakeOp make, int64_t rows, int n, float eps) {
-  return [=](int i, int o) { CHECK(kc::launch_fast<Op, G, CH, MinB>(make(i, o), rows, n, eps, g_stream)); };
+  return [=](int i, int o) { CHECK(kc::launch_fast<Op, G, CH, MinB, Early>(make(i, o), rows, n, eps, g_stream)); };
+}
+
+// A candidate launched without programmatic dependent launch.
+Call no_pdl(Call c) {
+  return [=](int i, int o) {
+    kc::pdl_enabled() = false;
+    c(i, o);
+    kc::pdl_enabled() = true;
+  };
 }
 
 int sets_for(double bytes) { return int(std::clamp(std::ceil(4 * g_l2 / bytes), 2.0, 256.0)); }
@@ -257,8 +267,52 @@ Workload rms(int64_t rows, int n, std::string shape) {
   add_copies(w);
   auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
   // The configuration shipped before wide_group() (docs/gpu-measurements.md, version 6).
-  if (n == 2048) add("before: G64 CH4", fast<RmsOp, 64, 4, 12>(op, rows, n, 1e-6f));
-  if (n == 4096) add("before: G128 CH4", fast<RmsOp, 128, 4, 6>(op, rows, n, 1e-6f));
+  add("shipped, no PDL", no_pdl(w.candidates[0].second));
+  if (n == 2048) {
+  }
+  if (n == 4096) {
+    add("G256 CH2", fast<RmsOp, 256, 2, 6>(op, rows, n, 1e-6f));
+  }
+  if (n == 128) add("before: G16 CH1", fast<RmsOp, 16, 1, 6>(op, rows, n, 1e-6f));
+  return w;
+}
+
+// ---- fused residual add + RMSNorm ------------------------------------------------------------------
+Workload fused_add(int64_t rows, int n, std::string shape) {
+  Workload w;
+  w.op = "fused_add_rms_norm";
+  w.shape = shape;
+  w.bytes = 8.0 * rows * n + 2.0 * n;
+  w.sets = sets_for(w.bytes);
+  bf16* weight = alloc_fill(n, 7, 0.1f, 1.f);
+  const auto xs = fills(w.sets, rows * n, 100), rs = fills(w.sets, rows * n, 600);
+  const auto outs = fills(kGraphCalls, rows * n, 1), routs = fills(kGraphCalls, rows * n, 2);
+  w.outputs.push_back({outs[0], rows * n});
+  w.outputs.push_back({routs[0], rows * n});
+  const RowLayout xl{rows, rows, 0, n};
+  w.candidates.push_back({"shipped", [=](int i, int o) {
+                            khub_kernels::rmsnorm::RmsNormArgs a;
+                            a.dtype = khub_kernels::DType::BF16;
+                            a.x = xs[i];
+                            a.x_layout = xl;
+                            a.residual = rs[i];
+                            a.residual_layout = xl;
+                            a.residual_out = routs[o];
+                            a.weight = weight;
+                            a.weight_dtype = khub_kernels::DType::BF16;
+                            a.out = outs[o];
+                            a.n = n;
+                            a.eps = 1e-6f;
+                            CHECK(khub_kernels::rmsnorm::launch_rms_norm(a, true, g_stream));
+                          }});
+  add_copies(w);
+  auto op = [=](int i, int o) {
+    return RmsOp{xs[i], xl, rs[i], xl, weight, false, outs[o], routs[o], n, {}};
+  };
+  auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
+  add("G64 CH4", fast<RmsOp, 64, 4, 12>(op, rows, n, 1e-6f));
+  add("G128 CH2 early fetch", fast<RmsOp, 128, 2, 12, true>(op, rows, n, 1e-6f));
+  add("G256 CH1", fast<RmsOp, 256, 1, 6>(op, rows, n, 1e-6f));
   return w;
 }
 
@@ -300,6 +354,13 @@ Workload adaln(int64_t b, int64_t s, int n) {
                             CHECK(khub_kernels::adaln::launch_adaln(args(i, o), true, g_stream));
                           }});
   add_copies(w);
+  using Op = khub_kernels::adaln::AdaLnOp<bf16>;
+  auto op = [=](int i, int o) {
+    const auto a = args(i, o);
+    return Op{xs[i], xl, nullptr, RowLayout{}, {}, a.scale, a.shift, outs[o], nullptr, n};
+  };
+  auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
+  add("shipped, no PDL", no_pdl(w.candidates[0].second));
   return w;
 }
 
@@ -370,6 +431,23 @@ Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
 
   w.candidates.push_back({"shipped", [=](int i, int o) { CHECK(r3::launch_rope3d(args(i, o), true, g_stream)); }});
   add_copies(w);
+  using Op = r3::RopeRowOp<bf16, Norm>;
+  auto op = [=](int i, int o) {
+    const auto a = args(i, o);
+    return Op{qs[i], xl, ks[i], xl, qo[o], ko[o], a.q_weight, a.k_weight, false, d, a.trig};
+  };
+  const int64_t rows = 2 * tokens;
+  auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
+  add("shipped, no PDL", no_pdl(w.candidates[0].second));
+  if constexpr (Norm) {
+    using Streamed = r3::RopeRowOp<bf16, true, true>;
+    auto sop = [=](int i, int o) {
+      const auto a = args(i, o);
+      return Streamed{qs[i], xl, ks[i], xl, qo[o], ko[o], a.q_weight, a.k_weight, false, d, a.trig};
+    };
+    add("streamed stores, early fetch", fast<Streamed, 64, 4, 12, true>(sop, rows, d, 1e-5f));
+    add("streamed stores, late fetch", fast<Streamed, 64, 4, 12, false>(sop, rows, d, 1e-5f));
+  }
   return w;
 }
 
@@ -399,6 +477,7 @@ Workload geglu(int64_t b, int64_t s, int64_t n) {
   };
   w.candidates.push_back({"shipped", [=](int i, int o) { CHECK(gg::launch_geglu(args(i, o), true, g_stream)); }});
   add_copies(w);
+  w.candidates.push_back({"shipped, no PDL", no_pdl(w.candidates[0].second)});
   return w;
 }
 
@@ -427,6 +506,8 @@ int main(int argc, char** argv) {
       [] { return rms(16384, 3072, "[4,4096,3072]"); },
       [] { return rms(262144, 128, "[1,8192,32,128]"); },
       [] { return rms(64, 4096, "[64,1,4096]"); },
+      [] { return rms(128, 4096, "[1,128,4096]"); },
+      [] { return fused_add(5376, 2048, "[2,2688,2048]"); },
       [] { return adaln(2, 2688, 2048); },
       [] { return adaln(2, 8064, 2048); },
       [] { return rope_table<false>(2, 7, 16, 24); },

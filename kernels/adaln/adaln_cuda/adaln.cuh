@@ -33,6 +33,7 @@ struct AdaLnOp {
   static constexpr bool kNorm = true;
   static constexpr int kMinVec = 1;
   static constexpr bool kWideGroups = false;
+  static constexpr int kEarlyChunks = 0;  // measured: docs/gpu-measurements.md, version 11
 
   const T* x;
   RowLayout xl;
@@ -59,7 +60,7 @@ struct AdaLnOp {
         gate.load<V>(idx, g);
 #pragma unroll
         for (int i = 0; i < V; ++i) v[i] = cuda::round_to<T>(v[i] + g[i] * d[i]);
-        if constexpr (Side) cuda::store_vec<T, V>(h_out + idx, v);
+        if constexpr (Side) cuda::store_vec<T, V, true>(h_out + idx, v);
       }
     }
 
@@ -80,18 +81,27 @@ struct AdaLnOp {
 #pragma unroll
         for (int i = 0; i < V; ++i)
           pk[c].t[i] = cuda::from_float<T>(cuda::to_float(pk[c].t[i]) + g[i] * cuda::to_float(dp[c].t[i]));
-        *reinterpret_cast<uint4*>(h_out + idx) = pk[c].u;
+        cuda::st_out<true>(h_out + idx, pk[c].u);
       }
     }
 
     template <int V>
-    __device__ __forceinline__ void store(int idx, const float (&v)[V], float r) const {
-      float sc[V], sh[V], y[V];
-      scale.load<V>(idx, sc);
-      shift.load<V>(idx, sh);
+    struct Pre {
+      float sc[V], sh[V];
+    };
+
+    template <int V>
+    __device__ __forceinline__ void fetch(int idx, Pre<V>& p) const {
+      scale.load<V>(idx, p.sc);
+      shift.load<V>(idx, p.sh);
+    }
+
+    template <int V>
+    __device__ __forceinline__ void store(int idx, const float (&v)[V], float r, const Pre<V>& p) const {
+      float y[V];
 #pragma unroll
-      for (int i = 0; i < V; ++i) y[i] = v[i] * r * (1.f + sc[i]) + sh[i];
-      cuda::store_vec<T, V>(out + idx, y);
+      for (int i = 0; i < V; ++i) y[i] = v[i] * r * (1.f + p.sc[i]) + p.sh[i];
+      cuda::store_vec<T, V, true>(out + idx, y);
     }
   };
 

@@ -9,21 +9,20 @@ namespace {
 constexpr int kUnroll = 1;  // 2 measured slower on the H200 (docs/gpu-measurements.md)
 
 template <typename T, int V, Act A, bool Gated>
-cudaError_t launch(const GegluArgs& a, cudaStream_t stream) {
+cudaError_t launch_vec(const GegluArgs& a, cudaStream_t stream) {
   const int64_t nvec = (a.n + V - 1) / V;
   const int threads = static_cast<int>(std::min<int64_t>(128, (nvec + kUnroll * 32 - 1) / (kUnroll * 32) * 32));
   const int64_t tiles = (nvec + threads * kUnroll - 1) / (threads * kUnroll);
   if (a.x_layout.rows > 0x7fffffffLL || tiles > 65535) return cudaErrorInvalidConfiguration;
   const dim3 grid(static_cast<unsigned>(a.x_layout.rows), static_cast<unsigned>(tiles));
-  geglu_kernel<T, V, kUnroll, A, Gated><<<grid, threads, 0, stream>>>(static_cast<const T*>(a.x), a.x_layout,
-                                                             static_cast<T*>(a.out), a.n);
-  return cudaGetLastError();
+  return cuda::launch(geglu_kernel<T, V, kUnroll, A, Gated>, grid, dim3(threads), stream,
+                      static_cast<const T*>(a.x), a.x_layout, static_cast<T*>(a.out), a.n);
 }
 
 template <typename T, Act A, bool Gated>
 cudaError_t pick_vec(const GegluArgs& a, bool vector_ok, cudaStream_t stream) {
-  if (vector_ok) return launch<T, 16 / sizeof(T), A, Gated>(a, stream);
-  return launch<T, 1, A, Gated>(a, stream);
+  if (vector_ok) return launch_vec<T, 16 / sizeof(T), A, Gated>(a, stream);
+  return launch_vec<T, 1, A, Gated>(a, stream);
 }
 
 template <typename T>

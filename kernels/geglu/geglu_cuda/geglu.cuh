@@ -39,6 +39,7 @@ __device__ __forceinline__ float gelu(float g) {
 template <typename T, int V, int U, Act A, bool Gated>
 __global__ void __launch_bounds__(128) geglu_kernel(const T* __restrict__ x, RowLayout xl, T* __restrict__ out,
                                                     int64_t n) {
+  cuda::wait_for_previous_grid();
   const int64_t row = blockIdx.x;
   const T* xr = x + cuda::row_offset(xl, row);
   float h[U][V], g[U][V];
@@ -67,7 +68,7 @@ __global__ void __launch_bounds__(128) geglu_kernel(const T* __restrict__ x, Row
     if (col[u] >= n) continue;
 #pragma unroll
     for (int i = 0; i < V; ++i) h[u][i] = Gated ? h[u][i] * gelu<A>(g[u][i]) : gelu<A>(h[u][i]);
-    cuda::store_vec<T, V>(out + row * n + col[u], h[u]);
+    cuda::store_vec<T, V, true>(out + row * n + col[u], h[u]);
   }
 }
 

@@ -11,6 +11,7 @@ struct RmsNormOp {
   static constexpr bool kNorm = true;
   static constexpr int kMinVec = 1;
   static constexpr bool kWideGroups = true;
+  static constexpr int kEarlyChunks = 0;  // measured: docs/gpu-measurements.md, version 11
 
   const T* x;
   RowLayout xl;
@@ -40,7 +41,7 @@ struct RmsNormOp {
         cuda::load_vec<T, V>(res + idx, rv);
 #pragma unroll
         for (int i = 0; i < V; ++i) v[i] = cuda::round_to<T>(v[i] + rv[i]);
-        if constexpr (Side) cuda::store_vec<T, V>(res_out + idx, v);
+        if constexpr (Side) cuda::store_vec<T, V, true>(res_out + idx, v);
       }
     }
 
@@ -59,29 +60,36 @@ struct RmsNormOp {
 #pragma unroll
         for (int i = 0; i < V; ++i)
           pk[c].t[i] = cuda::from_float<T>(cuda::to_float(pk[c].t[i]) + cuda::to_float(rp[c].t[i]));
-        *reinterpret_cast<uint4*>(res_out + idx) = pk[c].u;
+        cuda::st_out<true>(res_out + idx, pk[c].u);
       }
     }
 
     template <int V>
-    __device__ __forceinline__ void store(int idx, const float (&v)[V], float r) const {
+    struct Pre {
+      float w[V];
+    };
+
+    template <int V>
+    __device__ __forceinline__ void fetch(int idx, Pre<V>& p) const {
+      if (!w) return;
+      if (w_f32) cuda::load_f32<V>(static_cast<const float*>(w) + idx, p.w);
+      else cuda::load_vec<T, V>(static_cast<const T*>(w) + idx, p.w);
+    }
+
+    template <int V>
+    __device__ __forceinline__ void store(int idx, const float (&v)[V], float r, const Pre<V>& p) const {
       float y[V];
       if (!w) {
 #pragma unroll
         for (int i = 0; i < V; ++i) y[i] = v[i] * r;
+      } else if (rounding == Rounding::Fused || (rounding == Rounding::Diffusers && w_f32)) {
+#pragma unroll
+        for (int i = 0; i < V; ++i) y[i] = v[i] * r * p.w[i];
       } else {
-        float wv[V];
-        if (w_f32) cuda::load_f32<V>(static_cast<const float*>(w) + idx, wv);
-        else cuda::load_vec<T, V>(static_cast<const T*>(w) + idx, wv);
-        if (rounding == Rounding::Fused || (rounding == Rounding::Diffusers && w_f32)) {
 #pragma unroll
-          for (int i = 0; i < V; ++i) y[i] = v[i] * r * wv[i];
-        } else {
-#pragma unroll
-          for (int i = 0; i < V; ++i) y[i] = cuda::round_to<T>(v[i] * r) * wv[i];
-        }
+        for (int i = 0; i < V; ++i) y[i] = cuda::round_to<T>(v[i] * r) * p.w[i];
       }
-      cuda::store_vec<T, V>(out + idx, y);
+      cuda::store_vec<T, V, true>(out + idx, y);
     }
   };
 

@@ -17,14 +17,11 @@ struct TrigRow {
   int pad_pairs;
   int f;
 
-  // cos/sin of channels idx .. idx + V - 1 (idx even).
+  // Table and Coords modes: cos/sin of the pairs of channels idx .. idx + V - 1 (idx even; both
+  // channels of a pair share them). Api mode reads per-channel values at the store instead.
   template <int V>
-  __device__ __forceinline__ void get(int idx, float (&c)[V], float (&s)[V]) const {
-    if (mode == TrigMode::Api) {
-      cuda::load_f32<V>(cos + idx, c);
-      cuda::load_f32<V>(sin + idx, s);
-      return;
-    }
+  __device__ __forceinline__ void get(int idx, float (&c)[V / 2], float (&s)[V / 2]) const {
+    if (mode == TrigMode::Api) return;
     // Pair p = idx / 2 + q has j = p - pad_pairs (identity while j < 0), frequency k = j / 3 and
     // axis a = j % 3: one division for the vector, then a and k step along.
     const int j = idx / 2 - pad_pairs;
@@ -49,8 +46,8 @@ struct TrigRow {
         a = 0;
         ++k;
       }
-      c[2 * q] = c[2 * q + 1] = cv;
-      s[2 * q] = s[2 * q + 1] = sv;
+      c[q] = cv;
+      s[q] = sv;
     }
   }
 };
@@ -74,27 +71,32 @@ __device__ __forceinline__ TrigRow trig_row(const TrigParams& t, int64_t row) {
   return r;
 }
 
-// out = x * cos + rotate(x) * sin, each product and the sum rounded to fp32 (eager's order).
-template <typename T, int V>
-__device__ __forceinline__ void rotate_store(T* out, const float (&v)[V], const float (&c)[V], const float (&s)[V]) {
+// out = x * cos + rotate(x) * sin, each product and the sum rounded to fp32 (eager's order). c and
+// s hold one value per channel (N == V) or one per pair (N == V / 2).
+template <typename T, int V, bool Stream, int N>
+__device__ __forceinline__ void rotate_store(T* out, const float (&v)[V], const float (&c)[N], const float (&s)[N]) {
+  constexpr int P = N / (V / 2);
+  static_assert(P == 1 || P == 2);
   float y[V];
 #pragma unroll
   for (int q = 0; q < V / 2; ++q) {
     const float x0 = v[2 * q], x1 = v[2 * q + 1];
-    y[2 * q] = __fadd_rn(__fmul_rn(x0, c[2 * q]), __fmul_rn(-x1, s[2 * q]));
-    y[2 * q + 1] = __fadd_rn(__fmul_rn(x1, c[2 * q + 1]), __fmul_rn(x0, s[2 * q + 1]));
+    y[2 * q] = __fadd_rn(__fmul_rn(x0, c[P * q]), __fmul_rn(-x1, s[P * q]));
+    y[2 * q + 1] = __fadd_rn(__fmul_rn(x1, c[P * q + P - 1]), __fmul_rn(x0, s[P * q + P - 1]));
   }
-  cuda::store_vec<T, V>(out, y);
+  cuda::store_vec<T, V, Stream>(out, y);
 }
 
 // RoPE row op, with the RMSNorm first when Norm. With k, rows interleave q and k of one token
 // (row 2t = q, 2t + 1 = k) so both read the token's trig while it is in L1.
-template <typename TT, bool Norm>
+// StreamOut: cache-streaming stores (cuda::st_out), measured faster for the plain rotation only.
+template <typename TT, bool Norm, bool StreamOut = !Norm>
 struct RopeRowOp {
   using T = TT;
   static constexpr bool kNorm = Norm;
   static constexpr int kMinVec = 2;
   static constexpr bool kWideGroups = false;
+  static constexpr int kEarlyChunks = Norm ? 4 : 0;  // measured: docs/gpu-measurements.md, version 11
 
   const T* q;
   RowLayout ql;
@@ -123,9 +125,21 @@ struct RopeRowOp {
     template <int CH, int G>
     __device__ __forceinline__ void combine(cuda::Pack16<T> (&)[CH], int, int) const {}
 
+    // Table/Coords trig is fetched ahead (one value per pair); Api trig (per channel) and the
+    // norm's weight are loaded at the store, which keeps the prefetched registers to 8 a chunk.
     template <int V>
-    __device__ __forceinline__ void store(int idx, const float (&v)[V], float r) const {
-      float y[V], c[V], s[V];
+    struct Pre {
+      float c[V / 2], s[V / 2];
+    };
+
+    template <int V>
+    __device__ __forceinline__ void fetch(int idx, Pre<V>& p) const {
+      tr.get<V>(idx, p.c, p.s);
+    }
+
+    template <int V>
+    __device__ __forceinline__ void store(int idx, const float (&v)[V], float r, const Pre<V>& p) const {
+      float y[V];
       if (!Norm) {
 #pragma unroll
         for (int i = 0; i < V; ++i) y[i] = v[i];
@@ -138,8 +152,14 @@ struct RopeRowOp {
 #pragma unroll
         for (int i = 0; i < V; ++i) y[i] = v[i] * r;
       }
-      tr.get<V>(idx, c, s);
-      rotate_store<T, V>(out + idx, y, c, s);
+      if (tr.mode == TrigMode::Api) {
+        float c[V], s[V];
+        cuda::load_f32<V>(tr.cos + idx, c);
+        cuda::load_f32<V>(tr.sin + idx, s);
+        rotate_store<T, V, StreamOut>(out + idx, y, c, s);
+      } else {
+        rotate_store<T, V, StreamOut>(out + idx, y, p.c, p.s);
+      }
     }
   };
 

@@ -6,18 +6,25 @@
 //   static constexpr bool kNorm;                   false: no reduction, r = 1
 //   static constexpr int kMinVec;                  1, or 2 when the store needs element pairs
 //   static constexpr bool kWideGroups;             light store phase: see wide_group()
+//   static constexpr int kEarlyChunks;              see early_fetch()
 //   struct Row { const T* x;                                                     // row start
 //                template <int V, bool Side> void load(int idx, float (&v)[V]);   // pre-norm values
 //                template <int CH, int G> void combine(Pack16<T> (&pk)[CH], int lane, int n);
-//                template <int V> void store(int idx, const float (&v)[V], float r); };
+//                template <int V> struct Pre;                                     // store's operands
+//                template <int V> void fetch(int idx, Pre<V>& p);
+//                template <int V> void store(int idx, const float (&v)[V], float r, const Pre<V>& p); };
 //   Row row(int64_t r) const;
 // load() returns values exactly representable in T; with Side it also writes side outputs (new
 // residuals); the element path uses it. The 16-byte path loads x itself and calls combine() to
-// fold in the other inputs chunk-wise (same rounding as load()). idx is a multiple of V.
+// fold in the other inputs chunk-wise (same rounding as load()). fetch() loads what store() needs
+// besides the row (weight, modulation, trig) into registers. The 16-byte path issues it for every
+// chunk before the reduction when CH <= Op::kEarlyChunks (those loads then overlap the row's
+// instead of following the reduction), else per chunk just before its store. idx is a multiple of V.
 #pragma once
 #include <algorithm>
 
 #include "khub_kernels/cuda_numeric.cuh"
+#include "khub_kernels/launch.cuh"
 
 namespace khub_kernels::cuda {
 
@@ -40,17 +47,29 @@ constexpr int row_threads() {
   return G > 32 ? G : kRowBlock;
 }
 
-template <typename Op, int G, int CH, int MinBlocks = 768 / row_threads<G>()>
+// Early: fetch() for every chunk before the reduction; otherwise each chunk fetches just before its
+// store. Op::kEarlyChunks is the most chunks for which early paid on the H200: the fused norm +
+// RoPE gained 1.3 us (of 39); RMSNorm, AdaLN and plain RoPE lost 1-4 us, their prefetched
+// registers crowding the row or spilling (docs/gpu-measurements.md, version 11).
+template <typename Op, int CH>
+constexpr bool early_fetch() {
+  return CH <= Op::kEarlyChunks;
+}
+
+template <typename Op, int G, int CH, int MinBlocks = 768 / row_threads<G>(), bool Early = early_fetch<Op, CH>()>
 __global__ void __launch_bounds__(row_threads<G>(), MinBlocks)
     row_norm_fast_kernel(const Op op, int64_t rows, int n, float eps) {
   using T = typename Op::T;
   constexpr int V = 16 / sizeof(T);
   constexpr int RPB = row_threads<G>() / G;
+  using Pre = typename Op::Row::template Pre<V>;
+  wait_for_previous_grid();
   __shared__ float scratch[G > 32 ? G / 32 : 1];
   const int lane = threadIdx.x % G;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * RPB + threadIdx.x / G;
   const bool active = row < rows;
   Pack16<T> pk[CH];
+  Pre pre[Early ? CH : 1];
   float ss = 0.f;
   typename Op::Row rc{};
   if (active) {
@@ -63,6 +82,11 @@ __global__ void __launch_bounds__(row_threads<G>(), MinBlocks)
       if (idx < n) pk[c].u = ldg_stream(rc.x + idx);
     }
     rc.template combine<CH, G>(pk, lane, n);
+    if constexpr (Early) {
+#pragma unroll
+      for (int c = 0; c < CH; ++c)
+        if ((c * G + lane) * V < n) rc.template fetch<V>((c * G + lane) * V, pre[c]);
+    }
 #pragma unroll
     for (int c = 0; c < CH; ++c) {
       if ((c * G + lane) * V < n) {
@@ -87,7 +111,8 @@ __global__ void __launch_bounds__(row_threads<G>(), MinBlocks)
         float v[V];
 #pragma unroll
         for (int i = 0; i < V; ++i) v[i] = to_float(pk[c].t[i]);
-        rc.template store<V>(idx, v, r);
+        if constexpr (!Early) rc.template fetch<V>(idx, pre[0]);
+        rc.template store<V>(idx, v, r, pre[Early ? c : 0]);
       }
     }
   }
@@ -97,6 +122,7 @@ __global__ void __launch_bounds__(row_threads<G>(), MinBlocks)
 // row (the second recomputes the loaded values, so side outputs are written once, in pass one).
 template <typename Op, int V>
 __global__ void __launch_bounds__(256) row_norm_generic_kernel(const Op op, int64_t rows, int n, float eps) {
+  wait_for_previous_grid();
   __shared__ float scratch[32];
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     auto rc = op.row(row);
@@ -114,8 +140,10 @@ __global__ void __launch_bounds__(256) row_norm_generic_kernel(const Op op, int6
     }
     for (int idx = threadIdx.x * V; idx < n; idx += blockDim.x * V) {
       float v[V];
+      typename Op::Row::template Pre<V> pre;
+      rc.template fetch<V>(idx, pre);
       rc.template load<V, !Op::kNorm>(idx, v);
-      rc.template store<V>(idx, v, r);
+      rc.template store<V>(idx, v, r, pre);
     }
   }
 }
@@ -129,25 +157,25 @@ struct RowConfig {
 };
 
 inline RowConfig choose_row_config(int64_t n, int vec) {
-  if (n <= 16LL * vec * 4) {
-    int ch = 1;
-    while (16LL * vec * ch < n) ch *= 2;
-    return {16, ch};
-  }
+  // Rows of up to 16 vectors (q/k heads of 128 in bf16) take two chunks a thread: more loads in
+  // flight per thread ([1,8192,32,128] 38.4 -> 36.9 us against 16 threads x 1 chunk).
+  if (n <= 16LL * vec) return {8, 2};
+  if (n <= 32LL * vec) return {16, 2};
+  if (n <= 64LL * vec) return {16, 4};
   for (int g = 32; g <= 256; g *= 2)
     if (static_cast<int64_t>(g) * vec * 4 >= n) return {g, 4};
   if (256LL * vec * 8 >= n) return {256, 8};
   return {0, 0};
 }
 
-template <typename Op, int G, int CH, int MinBlocks = 768 / row_threads<G>()>
+template <typename Op, int G, int CH, int MinBlocks = 768 / row_threads<G>(), bool Early = early_fetch<Op, CH>()>
 cudaError_t launch_fast(const Op& op, int64_t rows, int n, float eps, cudaStream_t stream) {
   constexpr int threads = row_threads<G>();
   constexpr int rpb = threads / G;
   const int64_t blocks = (rows + rpb - 1) / rpb;
   if (blocks > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
-  row_norm_fast_kernel<Op, G, CH, MinBlocks><<<static_cast<unsigned>(blocks), threads, 0, stream>>>(op, rows, n, eps);
-  return cudaGetLastError();
+  return launch(row_norm_fast_kernel<Op, G, CH, MinBlocks, Early>, dim3(static_cast<unsigned>(blocks)), dim3(threads),
+                stream, op, rows, n, eps);
 }
 
 // Ops with a light store phase (RMSNorm: one weight vector) ran 1-3 % faster in the probe with rows
@@ -160,6 +188,8 @@ inline int wide_group(int64_t n, int vec) {
   return 0;
 }
 
+constexpr int64_t kFewRows = 128;
+
 // Runs op over `rows` rows of n elements. `vector_ok`: every row start is 16-byte aligned and n is a
 // multiple of the vector width (the caller checks pointers and strides).
 template <typename Op>
@@ -170,6 +200,9 @@ cudaError_t launch_row_norm(const Op& op, int64_t rows, int64_t n, float eps, bo
   const RowConfig cfg = vector_ok ? choose_row_config(n, vec) : RowConfig{};
   const int ni = static_cast<int>(n);
   if constexpr (Op::kWideGroups) {
+    // A few rows (one per SM or less): one chunk per thread, 512 threads a row, shortens each
+    // row's dependent chain (graph [64,1,4096]: 2.05 -> 1.85 us; slower from 2048 rows on).
+    if (vector_ok && rows <= kFewRows && n == 512 * vec) return launch_fast<Op, 512, 1, 4>(op, rows, ni, eps, stream);
     switch (vector_ok ? wide_group(n, vec) : 0) {
       case 128: return launch_fast<Op, 128, 2, 12>(op, rows, ni, eps, stream);
       case 256: return launch_fast<Op, 256, 2, 6>(op, rows, ni, eps, stream);
@@ -177,7 +210,7 @@ cudaError_t launch_row_norm(const Op& op, int64_t rows, int64_t n, float eps, bo
     }
   }
   switch (cfg.group * 16 + cfg.chunks) {
-    case 16 * 16 + 1: return launch_fast<Op, 16, 1>(op, rows, ni, eps, stream);
+    case 8 * 16 + 2: return launch_fast<Op, 8, 2>(op, rows, ni, eps, stream);
     case 16 * 16 + 2: return launch_fast<Op, 16, 2>(op, rows, ni, eps, stream);
     case 16 * 16 + 4: return launch_fast<Op, 16, 4>(op, rows, ni, eps, stream);
     case 32 * 16 + 4: return launch_fast<Op, 32, 4>(op, rows, ni, eps, stream);
@@ -188,8 +221,7 @@ cudaError_t launch_row_norm(const Op& op, int64_t rows, int64_t n, float eps, bo
     default: break;
   }
   const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, 132 * 16));
-  row_norm_generic_kernel<Op, Op::kMinVec><<<blocks, 256, 0, stream>>>(op, rows, ni, eps);
-  return cudaGetLastError();
+  return launch(row_norm_generic_kernel<Op, Op::kMinVec>, dim3(blocks), dim3(256), stream, op, rows, ni, eps);
 }
 
 }  // namespace khub_kernels::cuda
