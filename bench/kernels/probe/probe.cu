@@ -242,25 +242,32 @@ void add_copies(Workload& w) {
                           }});
 }
 
-// ---- RMSNorm ------------------------------------------------------------------------------------
+// ---- RMSNorm, and the fused residual add + RMSNorm when Residual ----------------------------------
 using RmsOp = khub_kernels::rmsnorm::RmsNormOp<bf16>;
 
+template <bool Residual>
 Workload rms(int64_t rows, int n, std::string shape) {
   Workload w;
-  w.op = "rms_norm";
+  w.op = Residual ? "fused_add_rms_norm" : "rms_norm";
   w.shape = shape;
-  w.bytes = 4.0 * rows * n + 2.0 * n;
+  w.bytes = (Residual ? 8.0 : 4.0) * rows * n + 2.0 * n;
   w.sets = sets_for(w.bytes);
   bf16* weight = alloc_fill(n, 7, 0.1f, 1.f);
   const auto xs = fills(w.sets, rows * n, 100);
+  const auto rs = Residual ? fills(w.sets, rows * n, 600) : std::vector<bf16*>(w.sets, nullptr);
   const auto outs = fills(kGraphCalls, rows * n, 1);
+  const auto routs = Residual ? fills(kGraphCalls, rows * n, 2) : std::vector<bf16*>(kGraphCalls, nullptr);
   w.outputs.push_back({outs[0], rows * n});
+  if (Residual) w.outputs.push_back({routs[0], rows * n});
   const RowLayout xl{rows, rows, 0, n};
   auto args = [=](int i, int o) {
     khub_kernels::rmsnorm::RmsNormArgs a;
     a.dtype = khub_kernels::DType::BF16;
     a.x = xs[i];
     a.x_layout = xl;
+    a.residual = rs[i];
+    a.residual_layout = xl;
+    a.residual_out = routs[o];
     a.weight = weight;
     a.weight_dtype = khub_kernels::DType::BF16;
     a.out = outs[o];
@@ -268,59 +275,21 @@ Workload rms(int64_t rows, int n, std::string shape) {
     a.eps = 1e-6f;
     return a;
   };
-  auto op = [=](int i, int o) { return RmsOp{xs[i], xl, nullptr, RowLayout{}, weight, false, outs[o], nullptr, n, {}}; };
+  auto op = [=](int i, int o) { return RmsOp{xs[i], xl, rs[i], xl, weight, false, outs[o], routs[o], n, {}}; };
   w.candidates.push_back({"shipped", [=](int i, int o) {
                             CHECK(khub_kernels::rmsnorm::launch_rms_norm(args(i, o), true, g_stream));
                           }});
   add_copies(w);
   auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
-  // The configuration shipped before wide_group() (docs/gpu-measurements.md, version 6).
   add("shipped, no PDL", no_pdl(w.candidates[0].second));
-  if (n == 2048) {
-  }
-  if (n == 4096) {
-    add("G256 CH2", fast<RmsOp, 256, 2, 6>(op, rows, n, 1e-6f));
-  }
+  // The configurations shipped before a30f6de (docs/gpu-measurements.md, version 11).
+  if (n == 4096) add("G256 CH2", fast<RmsOp, 256, 2, 6>(op, rows, n, 1e-6f));
   if (n == 128) add("before: G16 CH1", fast<RmsOp, 16, 1, 6>(op, rows, n, 1e-6f));
-  return w;
-}
-
-// ---- fused residual add + RMSNorm ------------------------------------------------------------------
-Workload fused_add(int64_t rows, int n, std::string shape) {
-  Workload w;
-  w.op = "fused_add_rms_norm";
-  w.shape = shape;
-  w.bytes = 8.0 * rows * n + 2.0 * n;
-  w.sets = sets_for(w.bytes);
-  bf16* weight = alloc_fill(n, 7, 0.1f, 1.f);
-  const auto xs = fills(w.sets, rows * n, 100), rs = fills(w.sets, rows * n, 600);
-  const auto outs = fills(kGraphCalls, rows * n, 1), routs = fills(kGraphCalls, rows * n, 2);
-  w.outputs.push_back({outs[0], rows * n});
-  w.outputs.push_back({routs[0], rows * n});
-  const RowLayout xl{rows, rows, 0, n};
-  w.candidates.push_back({"shipped", [=](int i, int o) {
-                            khub_kernels::rmsnorm::RmsNormArgs a;
-                            a.dtype = khub_kernels::DType::BF16;
-                            a.x = xs[i];
-                            a.x_layout = xl;
-                            a.residual = rs[i];
-                            a.residual_layout = xl;
-                            a.residual_out = routs[o];
-                            a.weight = weight;
-                            a.weight_dtype = khub_kernels::DType::BF16;
-                            a.out = outs[o];
-                            a.n = n;
-                            a.eps = 1e-6f;
-                            CHECK(khub_kernels::rmsnorm::launch_rms_norm(a, true, g_stream));
-                          }});
-  add_copies(w);
-  auto op = [=](int i, int o) {
-    return RmsOp{xs[i], xl, rs[i], xl, weight, false, outs[o], routs[o], n, {}};
-  };
-  auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
-  add("G64 CH4", fast<RmsOp, 64, 4, 12>(op, rows, n, 1e-6f));
-  add("G128 CH2 early fetch", fast<RmsOp, 128, 2, 12, true>(op, rows, n, 1e-6f));
-  add("G256 CH1", fast<RmsOp, 256, 1, 6>(op, rows, n, 1e-6f));
+  if (Residual) {
+    add("G64 CH4", fast<RmsOp, 64, 4, 12>(op, rows, n, 1e-6f));
+    add("G128 CH2 early fetch", fast<RmsOp, 128, 2, 12, true>(op, rows, n, 1e-6f));
+    add("G256 CH1", fast<RmsOp, 256, 1, 6>(op, rows, n, 1e-6f));
+  }
   return w;
 }
 
@@ -507,15 +476,15 @@ int main(int argc, char** argv) {
               "TB/s", "gTB/s");
   using khub_kernels::geglu::Act;
   std::vector<std::function<Workload()>> all = {
-      [] { return rms(5376, 2048, "[2,2688,2048]"); },
-      [] { return rms(16128, 2048, "[2,8064,2048]"); },
-      [] { return rms(8192, 4096, "[1,8192,4096]"); },
-      [] { return rms(2048, 4096, "[1,2048,4096]"); },
-      [] { return rms(16384, 3072, "[4,4096,3072]"); },
-      [] { return rms(262144, 128, "[1,8192,32,128]"); },
-      [] { return rms(64, 4096, "[64,1,4096]"); },
-      [] { return rms(128, 4096, "[1,128,4096]"); },
-      [] { return fused_add(5376, 2048, "[2,2688,2048]"); },
+      [] { return rms<false>(5376, 2048, "[2,2688,2048]"); },
+      [] { return rms<false>(16128, 2048, "[2,8064,2048]"); },
+      [] { return rms<false>(8192, 4096, "[1,8192,4096]"); },
+      [] { return rms<false>(2048, 4096, "[1,2048,4096]"); },
+      [] { return rms<false>(16384, 3072, "[4,4096,3072]"); },
+      [] { return rms<false>(262144, 128, "[1,8192,32,128]"); },
+      [] { return rms<false>(64, 4096, "[64,1,4096]"); },
+      [] { return rms<false>(128, 4096, "[1,128,4096]"); },
+      [] { return rms<true>(5376, 2048, "[2,2688,2048]"); },
       [] { return adaln(2, 2688, 2048); },
       [] { return adaln(2, 8064, 2048); },
       [] { return rope_table<false>(2, 7, 16, 24); },
