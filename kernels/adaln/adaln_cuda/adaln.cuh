@@ -68,21 +68,12 @@ struct AdaLnOp {
     __device__ __forceinline__ void combine(cuda::Pack16<T> (&pk)[CH], int lane, int n) const {
       constexpr int V = 16 / sizeof(T);
       if (!delta) return;
-      cuda::Pack16<T> dp[CH];
-#pragma unroll
-      for (int c = 0; c < CH; ++c)
-        if ((c * G + lane) * V < n) dp[c].u = cuda::ldg_stream(delta + (c * G + lane) * V);
-#pragma unroll
-      for (int c = 0; c < CH; ++c) {
-        const int idx = (c * G + lane) * V;
-        if (idx >= n) continue;
+      cuda::fold_side_input<CH, G>(pk, lane, n, delta, h_out, [gate = gate](int idx, float (&a)[V], const float (&d)[V]) {
         float g[V];
-        gate.load<V>(idx, g);
+        gate.template load<V>(idx, g);
 #pragma unroll
-        for (int i = 0; i < V; ++i)
-          pk[c].t[i] = cuda::from_float<T>(cuda::to_float(pk[c].t[i]) + g[i] * cuda::to_float(dp[c].t[i]));
-        cuda::st_out<true>(h_out + idx, pk[c].u);
-      }
+        for (int i = 0; i < V; ++i) a[i] += g[i] * d[i];
+      });
     }
 
     template <int V>

@@ -16,12 +16,7 @@ cudaError_t run(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream) {
 }  // namespace
 
 cudaError_t launch_rms_norm(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream) {
-  switch (a.dtype) {
-    case DType::F32: return run<float>(a, vector_ok, stream);
-    case DType::F16: return run<__half>(a, vector_ok, stream);
-    case DType::BF16: return run<__nv_bfloat16>(a, vector_ok, stream);
-  }
-  return cudaErrorInvalidValue;
+  return cuda::dispatch_storage(a.dtype, [&](auto t) { return run<typename decltype(t)::type>(a, vector_ok, stream); });
 }
 
 }  // namespace khub_kernels::rmsnorm

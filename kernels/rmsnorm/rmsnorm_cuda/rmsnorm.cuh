@@ -49,19 +49,10 @@ struct RmsNormOp {
     __device__ __forceinline__ void combine(cuda::Pack16<T> (&pk)[CH], int lane, int n) const {
       constexpr int V = 16 / sizeof(T);
       if (!res) return;
-      cuda::Pack16<T> rp[CH];
+      cuda::fold_side_input<CH, G>(pk, lane, n, res, res_out, [](int, float (&a)[V], const float (&b)[V]) {
 #pragma unroll
-      for (int c = 0; c < CH; ++c)
-        if ((c * G + lane) * V < n) rp[c].u = cuda::ldg_stream(res + (c * G + lane) * V);
-#pragma unroll
-      for (int c = 0; c < CH; ++c) {
-        const int idx = (c * G + lane) * V;
-        if (idx >= n) continue;
-#pragma unroll
-        for (int i = 0; i < V; ++i)
-          pk[c].t[i] = cuda::from_float<T>(cuda::to_float(pk[c].t[i]) + cuda::to_float(rp[c].t[i]));
-        cuda::st_out<true>(res_out + idx, pk[c].u);
-      }
+        for (int i = 0; i < V; ++i) a[i] += b[i];
+      });
     }
 
     template <int V>

@@ -23,6 +23,22 @@ template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(f
 }
 template <typename T> __device__ __forceinline__ float round_to(float v) { return to_float(from_float<T>(v)); }
 
+template <typename T>
+struct StorageTag {
+  using type = T;
+};
+
+// Calls f(StorageTag<T>{}) with T the CUDA storage type of d; the launchers' dtype switch.
+template <typename F>
+cudaError_t dispatch_storage(DType d, F&& f) {
+  switch (d) {
+    case DType::F32: return f(StorageTag<float>{});
+    case DType::F16: return f(StorageTag<__half>{});
+    case DType::BF16: return f(StorageTag<__nv_bfloat16>{});
+  }
+  return cudaErrorInvalidValue;
+}
+
 // 16-byte load of streamed data (read once): read-only path, no L1 allocation, so L1 keeps the
 // vectors that are reused across rows (weights, modulation, RoPE tables).
 __device__ __forceinline__ uint4 ldg_stream(const void* p) {

@@ -39,6 +39,34 @@ union Pack16 {
   T t[16 / sizeof(T)];
 };  // threads per block when a group is one warp or less
 
+// For an op's combine(): folds a second input into the packed row chunk-wise. Loads side's chunks
+// first (all in flight together), then for each chunk sets a = f(idx, a, b) in fp32 (a: the row,
+// b: side), rounds it to T into the row and writes it to side_out (the new residual stream).
+template <int CH, int G, typename T, typename F>
+__device__ __forceinline__ void fold_side_input(Pack16<T> (&pk)[CH], int lane, int n, const T* side, T* side_out,
+                                                F f) {
+  constexpr int V = 16 / sizeof(T);
+  Pack16<T> sp[CH];
+#pragma unroll
+  for (int c = 0; c < CH; ++c)
+    if ((c * G + lane) * V < n) sp[c].u = ldg_stream(side + (c * G + lane) * V);
+#pragma unroll
+  for (int c = 0; c < CH; ++c) {
+    const int idx = (c * G + lane) * V;
+    if (idx >= n) continue;
+    float a[V], b[V];
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      a[i] = to_float(pk[c].t[i]);
+      b[i] = to_float(sp[c].t[i]);
+    }
+    f(idx, a, b);
+#pragma unroll
+    for (int i = 0; i < V; ++i) pk[c].t[i] = from_float<T>(a[i]);
+    st_out<true>(side_out + idx, pk[c].u);
+  }
+}
+
 // Fast path: G threads own a row; each holds CH chunks of V contiguous elements (16 bytes), kept
 // packed in storage precision between the two phases (the loaded values are exact in T), so a
 // thread needs 4 registers per chunk and enough rows stay in flight per SM.
