@@ -28,16 +28,14 @@
 
 namespace khub_kernels::cuda {
 
-
-
-constexpr int kRowBlock = 128;
+constexpr int kRowBlock = 128;  // threads per block when a group is one warp or less
 
 // 16 bytes of T, as loaded and stored by the fast path.
 template <typename T>
 union Pack16 {
   uint4 u;
   T t[16 / sizeof(T)];
-};  // threads per block when a group is one warp or less
+};
 
 // For an op's combine(): folds a second input into the packed row chunk-wise. Loads side's chunks
 // first (all in flight together), then for each chunk sets a = f(idx, a, b) in fp32 (a: the row,
