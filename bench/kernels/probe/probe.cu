@@ -338,6 +338,10 @@ Workload adaln(int64_t b, int64_t s, int n) {
   };
   auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
   add("shipped, no PDL", no_pdl(w.candidates[0].second));
+  // Not yet measured with late fetch and streaming stores (open lead, docs/gpu-measurements.md).
+  add("G64 CH4 MinB16", fast<Op, 64, 4, 16, false>(op, rows, n, 1e-6f));
+  add("G128 CH2 MinB8", fast<Op, 128, 2, 8, false>(op, rows, n, 1e-6f));
+  add("G256 CH1 MinB6", fast<Op, 256, 1, 6, false>(op, rows, n, 1e-6f));
   return w;
 }
 
