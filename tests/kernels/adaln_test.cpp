@@ -126,6 +126,14 @@ TEST_P(AdaLnTest, LargeInputUses64BitOffsets) {
 INSTANTIATE_TEST_SUITE_P(Dtypes, AdaLnTest, ::testing::ValuesIn(kDtypes),
                          [](const auto& info) { return std::string(c10::toString(info.param)); });
 
+TEST(AdaLnCpu, ParallelRowsMatchOneThread) {
+  auto f = op<AdaSig>(id(), "adaln_rms");
+  const auto cpu = at::TensorOptions().dtype(at::kBFloat16);
+  const auto x = at::randn({2, 64, 2048}, cpu), scale = at::randn({2, 1, 2048}, cpu), shift = at::randn({2, 1, 2048}, cpu);
+  expect_cpu_parallel_rows_match_serial([&] { return std::vector<at::Tensor>{f.call(x, scale, shift, 1e-6)}; },
+                                        "adaln_rms");
+}
+
 TEST(AdaLnErrors, BadInputsFailWithClearMessages) {
   auto f = op<AdaSig>(id(), "adaln_rms");
   auto ft = op<TableSig>(id(), "adaln_rms_table");

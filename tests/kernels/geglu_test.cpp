@@ -79,6 +79,12 @@ TEST_P(GegluTest, LargeInputUses64BitOffsets) {
 INSTANTIATE_TEST_SUITE_P(Dtypes, GegluTest, ::testing::ValuesIn(kDtypes),
                          [](const auto& info) { return std::string(c10::toString(info.param)); });
 
+TEST(GegluCpu, ParallelRowsMatchOneThread) {
+  auto f = op<GegluSig>(id(), "geglu");
+  const auto x = at::randn({2, 64, 2 * 2048}, at::TensorOptions().dtype(at::kBFloat16));
+  expect_cpu_parallel_rows_match_serial([&] { return std::vector<at::Tensor>{f.call(x, false)}; }, "geglu");
+}
+
 TEST(GegluErrors, BadInputsFailWithClearMessages) {
   auto f = op<GegluSig>(id(), "geglu");
   auto g = op<GeluSig>(id(), "gelu_tanh");

@@ -1,10 +1,13 @@
 #include "kernel_test_support.h"
 
+#include <ATen/Parallel.h>
 #include <dlfcn.h>
 
 #include <cmath>
 #include <cstdio>
+#include <chrono>
 #include <fstream>
+#include <future>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -132,6 +135,35 @@ double expect_close(const at::Tensor& out, const at::Tensor& ref, at::ScalarType
     EXPECT_LE(rel_l2, tol.rel_l2) << what << ": relative L2 error";
   }
   return max_abs;
+}
+
+void expect_cpu_parallel_rows_match_serial(const std::function<std::vector<at::Tensor>()>& call,
+                                           const std::string& what) {
+  const int threads = at::get_num_threads();
+  at::set_num_threads(1);
+  const auto serial = call();
+  at::set_num_threads(std::max(threads, 2));
+  const auto expect_same = [&](const std::vector<at::Tensor>& got, const std::string& how) {
+    ASSERT_EQ(got.size(), serial.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_TRUE(at::equal(got[i], serial[i])) << what << ": output " << i << " differs " << how;
+  };
+  expect_same(call(), "with " + std::to_string(at::get_num_threads()) + " threads");
+  const int tasks = 2 * at::get_num_interop_threads();
+  std::vector<std::vector<at::Tensor>> results(tasks);
+  std::vector<std::promise<void>> done(tasks);
+  for (int t = 0; t < tasks; ++t) {
+    at::launch([&, t] {
+      results[t] = call();
+      done[t].set_value();
+    });
+  }
+  bool all_done = true;
+  for (int t = 0; t < tasks; ++t)
+    all_done = all_done && done[t].get_future().wait_for(std::chrono::seconds(120)) == std::future_status::ready;
+  at::set_num_threads(threads);
+  ASSERT_TRUE(all_done) << what << ": calls from inter-op pool tasks did not finish within 120 s";
+  for (int t = 0; t < tasks; ++t) expect_same(results[t], "in pool task " + std::to_string(t));
 }
 
 }  // namespace khub_test

@@ -6,7 +6,9 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace khub_test {
 
@@ -62,6 +64,13 @@ void expect_torch_error(F&& f, const std::string& needle) {
     EXPECT_NE(msg.find(needle), std::string::npos) << "message: " << msg;
   }
 }
+
+// The CPU implementation splits rows across threads (glue::parallel_rows). Runs `call` (an op on CPU
+// tensors large enough to split) with one intra-op thread, with two or more, and from every
+// inter-op pool thread at once (the op's own parts then find the pool busy), and expects every
+// result bit-identical to the one-thread result and no call to hang.
+void expect_cpu_parallel_rows_match_serial(const std::function<std::vector<at::Tensor>()>& call,
+                                           const std::string& what);
 
 inline const at::ScalarType kDtypes[] = {at::kBFloat16, at::kHalf, at::kFloat};
 

@@ -136,6 +136,19 @@ TEST_P(RmsNormTest, LargeInputUses64BitOffsets) {
 INSTANTIATE_TEST_SUITE_P(Dtypes, RmsNormTest, ::testing::ValuesIn(kDtypes),
                          [](const auto& info) { return std::string(c10::toString(info.param)); });
 
+TEST(RmsNormCpu, ParallelRowsMatchOneThread) {
+  auto f = op<RmsSig>(id(), "rms_norm");
+  auto fa = op<AddSig>(id(), "fused_add_rms_norm");
+  const auto cpu = at::TensorOptions().dtype(at::kBFloat16);
+  const auto x = at::randn({3, 40, 4096}, cpu), r = at::randn({3, 40, 4096}, cpu), w = at::randn({4096}, cpu);
+  expect_cpu_parallel_rows_match_serial(
+      [&] {
+        const auto [y, s] = fa.call(x, r, w, 1e-6);
+        return std::vector<at::Tensor>{f.call(x, w, 1e-6), y, s};
+      },
+      "rms_norm / fused_add_rms_norm");
+}
+
 TEST(RmsNormErrors, BadInputsFailWithClearMessages) {
   auto f = op<RmsSig>(id(), "rms_norm");
   auto fa = op<AddSig>(id(), "fused_add_rms_norm");

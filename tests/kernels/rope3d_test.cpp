@@ -213,6 +213,20 @@ TEST_P(RopeTest, LargeInputUses64BitOffsets) {
 INSTANTIATE_TEST_SUITE_P(Dtypes, RopeTest, ::testing::ValuesIn(kDtypes),
                          [](const auto& info) { return std::string(c10::toString(info.param)); });
 
+TEST(RopeCpu, ParallelRowsMatchOneThread) {
+  auto f = op<ApiQkSig>(id(), "apply_rotary_emb_qk");
+  const auto q = at::randn({2, 64, 2048}, at::TensorOptions().dtype(at::kBFloat16));
+  const auto k = at::randn({2, 64, 2048}, at::TensorOptions().dtype(at::kBFloat16));
+  const auto angle = at::randn({2, 64, 2048}, at::TensorOptions().dtype(at::kFloat));
+  const auto cos = angle.cos(), sin = angle.sin();
+  expect_cpu_parallel_rows_match_serial(
+      [&] {
+        const auto [yq, yk] = f.call(q, k, cos, sin);
+        return std::vector<at::Tensor>{yq, yk};
+      },
+      "apply_rotary_emb_qk");
+}
+
 TEST(RopeErrors, BadInputsFailWithClearMessages) {
   auto f = op<ApiSig>(id(), "apply_rotary_emb");
   auto ft = op<TableSig>(id(), "apply_rotary_emb_table_qk");

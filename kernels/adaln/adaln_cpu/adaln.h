@@ -23,6 +23,7 @@ struct AdaLnArgs {
   float eps = 1e-6f;
 };
 
-void adaln_cpu(const AdaLnArgs& a);
+// Rows [row_begin, row_end) of the op; the rows are independent, so ranges can run in parallel.
+void adaln_cpu(const AdaLnArgs& a, int64_t row_begin, int64_t row_end);
 
 }  // namespace khub_kernels::adaln

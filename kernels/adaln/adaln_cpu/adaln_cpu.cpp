@@ -23,13 +23,13 @@ Mod<T> mod_row(const ModSource& m, int64_t b, int64_t s) {
 }
 
 template <typename T>
-void run(const AdaLnArgs& a) {
+void run(const AdaLnArgs& a, int64_t row_begin, int64_t row_end) {
   const auto* x = static_cast<const T*>(a.x);
   const auto* delta = static_cast<const T*>(a.delta);
   auto* out = static_cast<T*>(a.out);
   auto* h_out = static_cast<T*>(a.h_out);
   std::vector<float> v(static_cast<size_t>(a.n));
-  for (int64_t row = 0; row < a.x_layout.rows; ++row) {
+  for (int64_t row = row_begin; row < row_end; ++row) {
     const int64_t b = row / a.x_layout.inner, s = row % a.x_layout.inner;
     const T* xr = x + row_offset(a.x_layout, row);
     float ss = 0.f;
@@ -52,8 +52,8 @@ void run(const AdaLnArgs& a) {
 
 }  // namespace
 
-void adaln_cpu(const AdaLnArgs& a) {
-  dispatch(a.dtype, [&]<typename T>() { run<T>(a); });
+void adaln_cpu(const AdaLnArgs& a, int64_t row_begin, int64_t row_end) {
+  dispatch(a.dtype, [&]<typename T>() { run<T>(a, row_begin, row_end); });
 }
 
 }  // namespace khub_kernels::adaln

@@ -100,7 +100,7 @@ std::tuple<at::Tensor, at::Tensor> run(const char* op, const at::Tensor& x, cons
   a.h_out = delta ? h_out.data_ptr() : nullptr;
   if (out.numel() == 0) return {out, h_out};
   if (x.is_cpu()) {
-    adaln_cpu(a);
+    parallel_rows(a.x_layout.rows, a.n, [&](int64_t b, int64_t e) { adaln_cpu(a, b, e); });
     return {out, h_out};
   }
 #ifdef KHUB_KERNEL_CUDA

@@ -22,6 +22,7 @@ struct GegluArgs {
   Act act = Act::GeluErf;
 };
 
-void geglu_cpu(const GegluArgs& a);
+// Rows [row_begin, row_end) of the op; the rows are independent, so ranges can run in parallel.
+void geglu_cpu(const GegluArgs& a, int64_t row_begin, int64_t row_end);
 
 }  // namespace khub_kernels::geglu

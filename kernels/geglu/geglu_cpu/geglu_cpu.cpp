@@ -16,10 +16,10 @@ float gelu(float g, Act act) {
 }
 
 template <typename T>
-void run(const GegluArgs& a) {
+void run(const GegluArgs& a, int64_t row_begin, int64_t row_end) {
   const auto* x = static_cast<const T*>(a.x);
   auto* out = static_cast<T*>(a.out);
-  for (int64_t row = 0; row < a.x_layout.rows; ++row) {
+  for (int64_t row = row_begin; row < row_end; ++row) {
     const T* xr = x + row_offset(a.x_layout, row);
     T* o = out + row * a.n;
     for (int64_t i = 0; i < a.n; ++i) {
@@ -31,8 +31,8 @@ void run(const GegluArgs& a) {
 
 }  // namespace
 
-void geglu_cpu(const GegluArgs& a) {
-  dispatch(a.dtype, [&]<typename T>() { run<T>(a); });
+void geglu_cpu(const GegluArgs& a, int64_t row_begin, int64_t row_end) {
+  dispatch(a.dtype, [&]<typename T>() { run<T>(a, row_begin, row_end); });
 }
 
 }  // namespace khub_kernels::geglu

@@ -34,7 +34,7 @@ at::Tensor run(const char* op, const at::Tensor& x, bool gated, Act act) {
   a.out = out.data_ptr();
   if (out.numel() == 0) return out;
   if (x.is_cpu()) {
-    geglu_cpu(a);
+    parallel_rows(a.x_layout.rows, a.n, [&](int64_t b, int64_t e) { geglu_cpu(a, b, e); });
     return out;
   }
 #ifdef KHUB_KERNEL_CUDA

@@ -29,6 +29,7 @@ struct RmsNormArgs {
   Rounding rounding = Rounding::Fused;
 };
 
-void rms_norm_cpu(const RmsNormArgs& a);
+// Rows [row_begin, row_end) of the op; the rows are independent, so ranges can run in parallel.
+void rms_norm_cpu(const RmsNormArgs& a, int64_t row_begin, int64_t row_end);
 
 }  // namespace khub_kernels::rmsnorm

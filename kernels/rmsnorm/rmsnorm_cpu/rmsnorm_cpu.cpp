@@ -12,14 +12,14 @@ namespace {
 using namespace khub_kernels::cpu;
 
 template <typename T>
-void run(const RmsNormArgs& a) {
+void run(const RmsNormArgs& a, int64_t row_begin, int64_t row_end) {
   const auto* x = static_cast<const T*>(a.x);
   const auto* res = static_cast<const T*>(a.residual);
   auto* out = static_cast<T*>(a.out);
   auto* res_out = static_cast<T*>(a.residual_out);
   const bool w_is_t = a.weight_dtype == a.dtype;
   std::vector<float> s(static_cast<size_t>(a.n));
-  for (int64_t row = 0; row < a.x_layout.rows; ++row) {
+  for (int64_t row = row_begin; row < row_end; ++row) {
     const T* xr = x + row_offset(a.x_layout, row);
     const T* rr = res ? res + row_offset(a.residual_layout, row) : nullptr;
     float ss = 0.f;
@@ -54,8 +54,8 @@ void run(const RmsNormArgs& a) {
 
 }  // namespace
 
-void rms_norm_cpu(const RmsNormArgs& a) {
-  dispatch(a.dtype, [&]<typename T>() { run<T>(a); });
+void rms_norm_cpu(const RmsNormArgs& a, int64_t row_begin, int64_t row_end) {
+  dispatch(a.dtype, [&]<typename T>() { run<T>(a, row_begin, row_end); });
 }
 
 }  // namespace khub_kernels::rmsnorm

@@ -63,7 +63,7 @@ std::tuple<at::Tensor, at::Tensor> run(const char* op, const at::Tensor& x, cons
   a.residual_out = residual ? res_out.data_ptr() : nullptr;
   if (out.numel() == 0) return {out, res_out};
   if (x.is_cpu()) {
-    rms_norm_cpu(a);
+    parallel_rows(a.x_layout.rows, a.n, [&](int64_t b, int64_t e) { rms_norm_cpu(a, b, e); });
     return {out, res_out};
   }
 #ifdef KHUB_KERNEL_CUDA

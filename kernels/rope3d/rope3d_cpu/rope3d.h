@@ -51,6 +51,7 @@ struct RopeArgs {
   float eps = 1e-5f;
 };
 
-void rope3d_cpu(const RopeArgs& a);
+// Tokens [row_begin, row_end) of q (and k); the rows are independent, so ranges can run in parallel.
+void rope3d_cpu(const RopeArgs& a, int64_t row_begin, int64_t row_end);
 
 }  // namespace khub_kernels::rope3d

@@ -34,9 +34,10 @@ void trig_at(const TrigParams& t, int64_t b, int64_t s, int64_t p, float (&c)[2]
 }
 
 template <typename T>
-void rotate(const RopeArgs& a, const T* x, const RowLayout& l, const void* weight, T* out) {
+void rotate(const RopeArgs& a, const T* x, const RowLayout& l, const void* weight, T* out, int64_t row_begin,
+            int64_t row_end) {
   std::vector<float> v(static_cast<size_t>(a.d));
-  for (int64_t row = 0; row < l.rows; ++row) {
+  for (int64_t row = row_begin; row < row_end; ++row) {
     const T* xr = x + row_offset(l, row);
     for (int64_t i = 0; i < a.d; ++i) v[i] = to_float(xr[i]);
     if (a.norm) {
@@ -59,15 +60,16 @@ void rotate(const RopeArgs& a, const T* x, const RowLayout& l, const void* weigh
 }
 
 template <typename T>
-void run(const RopeArgs& a) {
-  rotate<T>(a, static_cast<const T*>(a.q), a.q_layout, a.q_weight, static_cast<T*>(a.q_out));
-  if (a.k) rotate<T>(a, static_cast<const T*>(a.k), a.k_layout, a.k_weight, static_cast<T*>(a.k_out));
+void run(const RopeArgs& a, int64_t row_begin, int64_t row_end) {
+  rotate<T>(a, static_cast<const T*>(a.q), a.q_layout, a.q_weight, static_cast<T*>(a.q_out), row_begin, row_end);
+  if (a.k)
+    rotate<T>(a, static_cast<const T*>(a.k), a.k_layout, a.k_weight, static_cast<T*>(a.k_out), row_begin, row_end);
 }
 
 }  // namespace
 
-void rope3d_cpu(const RopeArgs& a) {
-  dispatch(a.dtype, [&]<typename T>() { run<T>(a); });
+void rope3d_cpu(const RopeArgs& a, int64_t row_begin, int64_t row_end) {
+  dispatch(a.dtype, [&]<typename T>() { run<T>(a, row_begin, row_end); });
 }
 
 }  // namespace khub_kernels::rope3d

@@ -92,7 +92,7 @@ Pair launch(const char* op, RopeArgs& a, const at::Tensor& q, const at::Tensor* 
   a.k_out = k ? ko.data_ptr() : nullptr;
   if (qo.numel() == 0) return {qo, ko};
   if (q.is_cpu()) {
-    rope3d_cpu(a);
+    parallel_rows(a.q_layout.rows, a.d, [&](int64_t b, int64_t e) { rope3d_cpu(a, b, e); });
     return {qo, ko};
   }
 #ifdef KHUB_KERNEL_CUDA

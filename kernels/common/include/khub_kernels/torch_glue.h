@@ -1,10 +1,15 @@
 // Torch-facing helpers for the bindings: dtype mapping, layout extraction and the checks every op
 // shares. Included only by each kernel's torch-ext/torch_binding.cpp (one torch TU per variant).
 #pragma once
+#include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 #include <c10/util/Exception.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <memory>
+#include <thread>
 
 #include "khub_kernels/types.h"
 
@@ -76,5 +81,37 @@ inline bool rows_aligned16(const at::Tensor& t, const RowLayout& l) {
 }
 
 inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// Runs f(row_begin, row_end) over [0, rows) in up to at::get_num_threads() parts of at least ~64K
+// elements (rows of n), on the calling thread and as tasks on torch's inter-op pool (at::launch).
+// at::parallel_for would run serially here: its OpenMP body needs the module built with -fopenmp,
+// which would load a second OpenMP runtime next to torch's. Parts are claimed from a counter, so
+// the calling thread runs every part no pool thread has started (no deadlock when the pool is
+// busy, e.g. when this op itself runs in pool tasks), then yields until the parts being run are
+// done (a condition variable's wait would need a libstdc++ newer than manylinux_2_28 allows); a
+// task that starts after all parts are claimed touches nothing but the shared counters.
+template <typename F>
+void parallel_rows(int64_t rows, int64_t n, const F& f) {
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(n, 1));
+  const int64_t parts = std::min<int64_t>(at::get_num_threads(), (rows + grain - 1) / grain);
+  if (parts <= 1 || at::in_parallel_region()) {
+    f(0, rows);
+    return;
+  }
+  struct Counters {
+    std::atomic<int64_t> next{0}, finished{0};
+  };
+  const auto st = std::make_shared<Counters>();
+  const int64_t per = (rows + parts - 1) / parts;
+  const auto run_parts = [st, per, rows, parts, fp = &f] {
+    for (int64_t p; (p = st->next.fetch_add(1)) < parts;) {
+      (*fp)(p * per, std::min(rows, (p + 1) * per));
+      st->finished.fetch_add(1, std::memory_order_release);
+    }
+  };
+  for (int64_t p = 1; p < parts; ++p) at::launch(run_parts);
+  run_parts();
+  while (st->finished.load(std::memory_order_acquire) < parts) std::this_thread::yield();
+}
 
 }  // namespace khub_kernels::glue
