@@ -141,7 +141,10 @@ function(khub_kernel name)
   list(TRANSFORM ARG_CPU_SOURCES PREPEND ${src}/)
   add_library(khub_kernel_${name}_cpu_impl OBJECT ${ARG_CPU_SOURCES})
   target_include_directories(khub_kernel_${name}_cpu_impl PRIVATE ${includes})
-  target_compile_options(khub_kernel_${name}_cpu_impl PRIVATE -O3 -fno-gnu-unique -Wall -Wextra -Werror)
+  # -fno-trapping-math: no FP exception traps are relied on, so selects may evaluate both sides and
+  # the element loops (GEGLU's erf/exp, the bf16 rounding) vectorize; results are unchanged (IEEE).
+  target_compile_options(khub_kernel_${name}_cpu_impl PRIVATE -O3 -fno-trapping-math -fno-gnu-unique -Wall -Wextra
+                                                              -Werror)
   set_target_properties(khub_kernel_${name}_cpu_impl PROPERTIES CXX_VISIBILITY_PRESET hidden)
   set(backends cpu)
   if(KHUB_KERNELS_CUDA_VARIANT)

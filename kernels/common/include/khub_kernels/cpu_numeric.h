@@ -67,12 +67,12 @@ template <> inline Half from_float<Half>(float v) {
   if (rem > half || (rem == half && (q & 1u))) ++q;  // may reach 0x400, the smallest normal: correct
   return Half{static_cast<uint16_t>(sign | q)};
 }
+// Written as a select, not an early return, so loops that store bf16 can be vectorized.
 template <> inline Bf16 from_float<Bf16>(float v) {
-  uint32_t u;
-  std::memcpy(&u, &v, sizeof u);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return Bf16{static_cast<uint16_t>((u >> 16) | 0x40u)};  // quiet NaN
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return Bf16{static_cast<uint16_t>(u >> 16)};
+  const uint32_t u = float_to_bits(v);
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  const uint32_t quiet_nan = (u >> 16) | 0x40u;
+  return Bf16{static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded)};
 }
 
 // Rounds v to the precision of T and back.
