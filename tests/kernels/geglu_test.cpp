@@ -1,5 +1,6 @@
 // geglu kernel: geglu (erf and tanh) and gelu_tanh vs a float64 reference.
 #include <cmath>
+#include <limits>
 
 #include "kernel_test_support.h"
 
@@ -59,6 +60,29 @@ TEST_P(GegluTest, GeluTanhMatchesReference) {
                    expect_close(y, gelu_ref(x.to(at::kDouble), true), dtype,
                                 "gelu_tanh " + c10::str(shape) + " " + layout_name(layout)));
     }
+  }
+}
+
+// Gates far in both tails, infinities and NaN: the same special values as the float64 formula
+// (eager's semantics: GELU(-inf) = -inf * 0 = NaN), and the finite outputs within tolerance.
+TEST(GegluSpecialValues, TailsInfinitiesAndNanFollowTheFormula) {
+  auto fg = op<GegluSig>(id(), "geglu");
+  auto ft = op<GeluSig>(id(), "gelu_tanh");
+  const double inf = std::numeric_limits<double>::infinity();
+  const auto gate = at::tensor({-inf, -1e30, -1e4, -100., -12., -5., -0.5, 0., 0.5, 5., 12., 100., 1e4, 1e30, inf,
+                                std::numeric_limits<double>::quiet_NaN()},
+                               at::TensorOptions().dtype(at::kDouble));
+  const auto x = at::cat({at::ones_like(gate), gate}).view({1, -1}).to(at::kFloat).to(test_device());
+  for (bool approximate : {false, true}) {
+    const auto ref = gelu_ref(gate, approximate);
+    const auto y = (approximate ? ft.call(gate.to(at::kFloat).to(test_device()).view({1, -1}))
+                                : fg.call(x, false)).view({-1}).to(at::kDouble).cpu();
+    const auto finite = at::isfinite(ref);
+    const std::string what = approximate ? "gelu_tanh special values" : "geglu erf special values";
+    EXPECT_TRUE(at::equal(at::isnan(y), at::isnan(ref))) << what << ": " << y << " vs " << ref;
+    EXPECT_TRUE(at::equal(at::isinf(y) & (y > 0), at::isinf(ref) & (ref > 0))) << what << ": " << y << " vs " << ref;
+    EXPECT_TRUE(at::equal(at::isinf(y) & (y < 0), at::isinf(ref) & (ref < 0))) << what << ": " << y << " vs " << ref;
+    expect_close(y.masked_select(finite), ref.masked_select(finite), at::kFloat, what);
   }
 }
 

@@ -13,11 +13,12 @@ using namespace khub_kernels::cpu;
 
 // exp(x) with branch-free arithmetic the compiler can vectorize (std::exp, std::erf and std::tanh
 // are scalar library calls, which left this path 13x slower than eager's vectorized GELU): x is
-// clamped to [-87, 88], n = round(x / ln 2) by the 1.5 * 2^23 trick, r = x - n ln 2 in two parts
+// clamped to [-87, 89], n = round(x / ln 2) by the 1.5 * 2^23 trick, r = x - n ln 2 in two parts
 // (|r| <= 0.35), e^r by its degree-6 Taylor polynomial (relative error <= 2e-7), times 2^n built in
-// the exponent bits.
+// the exponent bits. Past ~88.4 the result is inf (n = 128), so inf and NaN inputs come out as
+// with __expf: GELU-tanh(-inf) is NaN, as on CUDA and in torch.
 inline float exp_approx(float x) {
-  x = std::min(std::max(x, -87.f), 88.f);
+  x = std::min(std::max(x, -87.f), 89.f);
   const float n = (x * 1.44269504f + 12582912.f) - 12582912.f;
   const float r = (x - n * 0.693145752f) - n * 1.42860677e-6f;
   float p = 1.f / 720.f;
