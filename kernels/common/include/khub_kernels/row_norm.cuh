@@ -176,7 +176,8 @@ __global__ void __launch_bounds__(256) row_norm_generic_kernel(const Op op, int6
 
 // Group size and chunks for a row of n elements with V-element vectors: at most 4 chunks a thread
 // (8 only past 256 * 4 vectors), so the packed row stays within the 80-register budget of
-// __launch_bounds__ (>= 24 warps per SM); short rows use 16 threads and fewer chunks.
+// __launch_bounds__ (>= 24 warps per SM); rows of up to 64 vectors use 8 or 16
+// threads with 2 or 4 chunks.
 struct RowConfig {
   int group = 0;   // 0: use the generic kernel
   int chunks = 0;
