@@ -192,8 +192,8 @@ void run(Workload& w, const std::string& filter) {
 }
 
 // The shipped row kernel at another group size, chunk count or register budget (min blocks/SM),
-// and with fetch() after the reduction (Early = false: the order before version 11).
-template <typename Op, int G, int CH, int MinB, bool Early = true, typename MakeOp>
+// or another fetch order.
+template <typename Op, int G, int CH, int MinB, bool Early = kc::early_fetch<Op, CH>(), typename MakeOp>
 Call fast(MakeOp make, int64_t rows, int n, float eps) {
   return [=](int i, int o) { CHECK(kc::launch_fast<Op, G, CH, MinB, Early>(make(i, o), rows, n, eps, g_stream)); };
 }
@@ -281,15 +281,6 @@ Workload rms(int64_t rows, int n, std::string shape) {
                           }});
   add_copies(w);
   auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
-  add("shipped, no PDL", no_pdl(w.candidates[0].second));
-  // The configurations shipped before a30f6de (docs/gpu-measurements.md, version 11).
-  if (n == 4096) add("G256 CH2", fast<RmsOp, 256, 2, 6>(op, rows, n, 1e-6f));
-  if (n == 128) add("before: G16 CH1", fast<RmsOp, 16, 1, 6>(op, rows, n, 1e-6f));
-  if (Residual) {
-    add("G64 CH4", fast<RmsOp, 64, 4, 12>(op, rows, n, 1e-6f));
-    add("G128 CH2 early fetch", fast<RmsOp, 128, 2, 12, true>(op, rows, n, 1e-6f));
-    add("G256 CH1", fast<RmsOp, 256, 1, 6>(op, rows, n, 1e-6f));
-  }
   return w;
 }
 
@@ -331,17 +322,16 @@ Workload adaln(int64_t b, int64_t s, int n) {
                             CHECK(khub_kernels::adaln::launch_adaln(args(i, o), true, g_stream));
                           }});
   add_copies(w);
-  using Op = khub_kernels::adaln::AdaLnOp<bf16>;
+  using Op = khub_kernels::adaln::AdaLnOp<bf16, false, true>;
   auto op = [=](int i, int o) {
     const auto a = args(i, o);
     return Op{xs[i], xl, nullptr, RowLayout{}, {}, a.scale, a.shift, outs[o], nullptr, n};
   };
   auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
-  add("shipped, no PDL", no_pdl(w.candidates[0].second));
-  // Not yet measured with late fetch and streaming stores (open lead, docs/gpu-measurements.md).
-  add("G64 CH4 MinB16", fast<Op, 64, 4, 16, false>(op, rows, n, 1e-6f));
-  add("G128 CH2 MinB8", fast<Op, 128, 2, 8, false>(op, rows, n, 1e-6f));
-  add("G256 CH1 MinB6", fast<Op, 256, 1, 6, false>(op, rows, n, 1e-6f));
+  add("G64 CH4 MinB16", fast<Op, 64, 4, 16>(op, rows, n, 1e-6f));
+  add("G64 CH4 MinB20", fast<Op, 64, 4, 20>(op, rows, n, 1e-6f));
+  add("G128 CH2 MinB10", fast<Op, 128, 2, 10>(op, rows, n, 1e-6f));
+  add("G128 CH2 MinB12", fast<Op, 128, 2, 12>(op, rows, n, 1e-6f));
   return w;
 }
 
@@ -412,22 +402,21 @@ Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
 
   w.candidates.push_back({"shipped", [=](int i, int o) { CHECK(r3::launch_rope3d(args(i, o), true, g_stream)); }});
   add_copies(w);
-  using Op = r3::RopeRowOp<bf16, Norm>;
+  using Op = r3::RopeRowOp<bf16, Norm, r3::TrigMode::Table>;
   auto op = [=](int i, int o) {
     const auto a = args(i, o);
     return Op{qs[i], xl, ks[i], xl, qo[o], ko[o], a.q_weight, a.k_weight, false, d, a.trig};
   };
   const int64_t rows = 2 * tokens;
   auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
-  add("shipped, no PDL", no_pdl(w.candidates[0].second));
   if constexpr (Norm) {
-    using Streamed = r3::RopeRowOp<bf16, true, true>;
-    auto sop = [=](int i, int o) {
-      const auto a = args(i, o);
-      return Streamed{qs[i], xl, ks[i], xl, qo[o], ko[o], a.q_weight, a.k_weight, false, d, a.trig};
-    };
-    add("streamed stores, early fetch", fast<Streamed, 64, 4, 12, true>(sop, rows, d, 1e-5f));
-    add("streamed stores, late fetch", fast<Streamed, 64, 4, 12, false>(sop, rows, d, 1e-5f));
+    add("late fetch", fast<Op, 64, 4, 12, false>(op, rows, d, 1e-5f));
+    add("G128 CH2 MinB8", fast<Op, 128, 2, 8>(op, rows, d, 1e-5f));
+    add("G128 CH2 MinB6", fast<Op, 128, 2, 6>(op, rows, d, 1e-5f));
+  } else {
+    add("before: G64 CH4 MinB12", fast<Op, 64, 4, 12>(op, rows, d, 1e-5f));
+    add("G128 CH2 MinB10", fast<Op, 128, 2, 10>(op, rows, d, 1e-5f));
+    add("G32 CH8 MinB8", fast<Op, 32, 8, 8>(op, rows, d, 1e-5f));
   }
   return w;
 }

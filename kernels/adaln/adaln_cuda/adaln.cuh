@@ -5,7 +5,7 @@
 
 namespace khub_kernels::adaln {
 
-template <typename T>
+template <typename T, bool Table>
 struct ModRow {
   const T* table;
   const T* base;
@@ -13,7 +13,7 @@ struct ModRow {
   template <int V>
   __device__ __forceinline__ void load(int idx, float (&v)[V]) const {
     cuda::load_vec<T, V>(base + idx, v);
-    if (table) {
+    if constexpr (Table) {
       float t[V];
       cuda::load_vec<T, V>(table + idx, t);
 #pragma unroll
@@ -22,17 +22,20 @@ struct ModRow {
   }
 };
 
-template <typename T>
-__device__ __forceinline__ ModRow<T> mod_row(const ModSource& m, int64_t b, int64_t s) {
+template <typename T, bool Table>
+__device__ __forceinline__ ModRow<T, Table> mod_row(const ModSource& m, int64_t b, int64_t s) {
   return {static_cast<const T*>(m.table), static_cast<const T*>(m.base) + b * m.stride_b + s * m.stride_s};
 }
 
-template <typename TT>
+// Gated: with the gated residual (delta, gate, h_out); Table: modulation = table + base. Both are
+// template parameters so each kernel carries only the pointers it uses: the plain table form went
+// from 72 to 64 registers (docs/gpu-measurements.md, version 13).
+template <typename TT, bool Gated, bool Table>
 struct AdaLnOp {
   using T = TT;
   static constexpr bool kNorm = true;
   static constexpr int kMinVec = 1;
-  static constexpr bool kWideGroups = false;
+  static constexpr int kWideThreads = 0;
   static constexpr int kEarlyChunks = 0;  // measured: docs/gpu-measurements.md, version 11
 
   const T* x;
@@ -47,14 +50,14 @@ struct AdaLnOp {
   struct Row {
     const T* x;
     const T* delta;
-    ModRow<T> gate, scale, shift;
+    ModRow<T, Table> gate, scale, shift;
     T* out;
     T* h_out;
 
     template <int V, bool Side>
     __device__ __forceinline__ void load(int idx, float (&v)[V]) const {
       cuda::load_vec<T, V>(x + idx, v);
-      if (delta) {
+      if constexpr (Gated) {
         float d[V], g[V];
         cuda::load_vec<T, V>(delta + idx, d);
         gate.load<V>(idx, g);
@@ -67,7 +70,7 @@ struct AdaLnOp {
     template <int CH, int G>
     __device__ __forceinline__ void combine(cuda::Pack16<T> (&pk)[CH], int lane, int n) const {
       constexpr int V = 16 / sizeof(T);
-      if (!delta) return;
+      if constexpr (!Gated) return;
       cuda::fold_side_input<CH, G>(pk, lane, n, delta, h_out, [gate = gate](int idx, float (&a)[V], const float (&d)[V]) {
         float g[V];
         gate.template load<V>(idx, g);
@@ -99,12 +102,12 @@ struct AdaLnOp {
   __device__ __forceinline__ Row row(int64_t r) const {
     const int64_t b = r / xl.inner, s = r - b * xl.inner;
     return Row{x + b * xl.stride_outer + s * xl.stride_inner,
-               delta ? delta + cuda::row_offset(dl, r) : nullptr,
-               delta ? mod_row<T>(gate, b, s) : ModRow<T>{nullptr, nullptr},
-               mod_row<T>(scale, b, s),
-               mod_row<T>(shift, b, s),
+               Gated ? delta + cuda::row_offset(dl, r) : nullptr,
+               Gated ? mod_row<T, Table>(gate, b, s) : ModRow<T, Table>{nullptr, nullptr},
+               mod_row<T, Table>(scale, b, s),
+               mod_row<T, Table>(shift, b, s),
                out + r * n,
-               h_out ? h_out + r * n : nullptr};
+               Gated ? h_out + r * n : nullptr};
   }
 };
 

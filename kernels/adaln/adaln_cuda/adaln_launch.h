@@ -7,7 +7,8 @@
 namespace khub_kernels::adaln {
 
 // 16-byte accesses when `vector_ok` (every row start of every input 16-byte aligned, n a multiple
-// of 16 / element size). Returns the launch error, cudaSuccess otherwise.
+// of 16 / element size). scale, shift and (with delta) gate must all have a table or all have none
+// (cudaErrorInvalidValue otherwise). Returns the launch error, cudaSuccess otherwise.
 cudaError_t launch_adaln(const AdaLnArgs& a, bool vector_ok, cudaStream_t stream);
 
 }  // namespace khub_kernels::adaln

@@ -10,7 +10,7 @@ struct RmsNormOp {
   using T = TT;
   static constexpr bool kNorm = true;
   static constexpr int kMinVec = 1;
-  static constexpr bool kWideGroups = true;
+  static constexpr int kWideThreads = 1536;
   static constexpr int kEarlyChunks = 0;  // measured: docs/gpu-measurements.md, version 11
 
   const T* x;

@@ -6,9 +6,11 @@
 
 namespace khub_kernels::rope3d {
 
-// Trig source of one token (b, s).
+// Trig source of one token (b, s). The mode is a template parameter: a kernel specialised to one
+// mode has no branches between modes and no registers or stack for the others (table mode: 64 -> 48
+// registers, which let it take wide groups; docs/gpu-measurements.md, version 13).
+template <TrigMode M>
 struct TrigRow {
-  TrigMode mode;
   const float* cos;  // Api: row pointers; Table: table bases
   const float* sin;
   const float* freqs;
@@ -21,7 +23,7 @@ struct TrigRow {
   // channels of a pair share them). Api mode reads per-channel values at the store instead.
   template <int V>
   __device__ __forceinline__ void get(int idx, float (&c)[V / 2], float (&s)[V / 2]) const {
-    if (mode == TrigMode::Api) return;
+    if constexpr (M == TrigMode::Api) return;
     // Pair p = idx / 2 + q has j = p - pad_pairs (identity while j < 0), frequency k = j / 3 and
     // axis a = j % 3: one division for the vector, then a and k step along.
     const int j = idx / 2 - pad_pairs;
@@ -32,7 +34,7 @@ struct TrigRow {
       float cv = 1.f, sv = 0.f;
       if (a >= 0) {
         // Selects, not a run-time array index (which would put off/g in local memory).
-        if (mode == TrigMode::Table) {
+        if constexpr (M == TrigMode::Table) {
           const int32_t o = (a == 0 ? off[0] : (a == 1 ? off[1] : off[2])) + k;
           cv = __ldg(cos + o);
           sv = __ldg(sin + o);
@@ -52,14 +54,15 @@ struct TrigRow {
   }
 };
 
-__device__ __forceinline__ TrigRow trig_row(const TrigParams& t, int64_t row) {
+template <TrigMode M>
+__device__ __forceinline__ TrigRow<M> trig_row(const TrigParams& t, int64_t row) {
   const int64_t b = row / t.seq, s = row - b * t.seq;
   const int64_t o = b * t.stride_b + s * t.stride_s;
-  TrigRow r{t.mode, nullptr, nullptr, t.freqs, {0, 0, 0}, {0.f, 0.f, 0.f}, t.pad_pairs, t.f};
-  if (t.mode == TrigMode::Api) {
+  TrigRow<M> r{nullptr, nullptr, t.freqs, {0, 0, 0}, {0.f, 0.f, 0.f}, t.pad_pairs, t.f};
+  if constexpr (M == TrigMode::Api) {
     r.cos = t.cos + o;
     r.sin = t.sin + o;
-  } else if (t.mode == TrigMode::Table) {
+  } else if constexpr (M == TrigMode::Table) {
     r.cos = t.cos_table;
     r.sin = t.sin_table;
 #pragma unroll
@@ -90,12 +93,13 @@ __device__ __forceinline__ void rotate_store(T* out, const float (&v)[V], const 
 // RoPE row op, with the RMSNorm first when Norm. With k, rows interleave q and k of one token
 // (row 2t = q, 2t + 1 = k) so both read the token's trig while it is in L1.
 // StreamOut: cache-streaming stores (cuda::st_out), measured faster for the plain rotation only.
-template <typename TT, bool Norm, bool StreamOut = !Norm>
+// M: the trig mode; TrigParams::mode must equal it.
+template <typename TT, bool Norm, TrigMode M, bool StreamOut = !Norm>
 struct RopeRowOp {
   using T = TT;
   static constexpr bool kNorm = Norm;
   static constexpr int kMinVec = 2;
-  static constexpr bool kWideGroups = false;
+  static constexpr int kWideThreads = Norm ? 0 : 1024;
   static constexpr int kEarlyChunks = Norm ? 4 : 0;  // measured: docs/gpu-measurements.md, version 11
 
   const T* q;
@@ -115,7 +119,7 @@ struct RopeRowOp {
     T* out;
     const void* w;
     bool w_f32;
-    TrigRow tr;
+    TrigRow<M> tr;
 
     template <int V, bool Side>
     __device__ __forceinline__ void load(int idx, float (&v)[V]) const {
@@ -152,7 +156,7 @@ struct RopeRowOp {
 #pragma unroll
         for (int i = 0; i < V; ++i) y[i] = v[i] * r;
       }
-      if (tr.mode == TrigMode::Api) {
+      if constexpr (M == TrigMode::Api) {
         float c[V], s[V];
         cuda::load_f32<V>(tr.cos + idx, c);
         cuda::load_f32<V>(tr.sin + idx, s);
@@ -167,7 +171,7 @@ struct RopeRowOp {
     const bool is_k = k && (r & 1);
     const int64_t rr = k ? r >> 1 : r;
     return Row{is_k ? k + cuda::row_offset(kl, rr) : q + cuda::row_offset(ql, rr), (is_k ? ko : qo) + rr * d,
-               is_k ? kw : qw, w_f32, trig_row(t, rr)};
+               is_k ? kw : qw, w_f32, trig_row<M>(t, rr)};
   }
 };
 

@@ -5,7 +5,7 @@
 //   using T;                                       storage type
 //   static constexpr bool kNorm;                   false: no reduction, r = 1
 //   static constexpr int kMinVec;                  1, or 2 when the store needs element pairs
-//   static constexpr bool kWideGroups;             light store phase: see wide_group()
+//   static constexpr int kWideThreads;             0, or threads per SM of the wide groups: see wide_group()
 //   static constexpr int kEarlyChunks;              see early_fetch()
 //   struct Row { const T* x;                                                     // row start
 //                template <int V, bool Side> void load(int idx, float (&v)[V]);   // pre-norm values
@@ -128,6 +128,10 @@ __global__ void __launch_bounds__(row_threads<G>(), MinBlocks)
   if constexpr (Op::kNorm) {
     ss = group_sum<G>(ss, scratch);
     r = rsqrtf(ss / static_cast<float>(n) + eps);
+  } else {
+    // Nothing reads the row before the stores, and ptxas would sink each chunk's load down to its
+    // store, one DRAM round trip after another; a warp barrier keeps every load issued up front.
+    __syncwarp();
   }
   if (active) {
 #pragma unroll
@@ -205,10 +209,11 @@ cudaError_t launch_fast(const Op& op, int64_t rows, int n, float eps, cudaStream
                 stream, op, rows, n, eps);
 }
 
-// Ops with a light store phase (RMSNorm: one weight vector) ran 1-3 % faster in the probe with rows
-// of 2048 or 4096 (bf16) spread over 128 or 256 threads, two 16-byte chunks each, 1536 threads per
-// SM (docs/gpu-measurements.md, version 9); AdaLN and RoPE, which load modulation or trig per chunk,
-// ran 20-30 % slower that way. Returns that group size for a row of n elements (0: not measured).
+// Wide groups: rows of 2048 or 4096 (bf16) spread over 128 or 256 threads, two 16-byte chunks
+// each, Op::kWideThreads threads per SM. RMSNorm (1536) ran 1-3 % faster in the probe
+// (docs/gpu-measurements.md, version 9); the plain RoPE (1024, registers for its trig) 7-8 % faster
+// once its kernels were specialised per trig mode (version 13); AdaLN and the fused norm + RoPE
+// ran slower or spilled. Returns that group size for a row of n elements (0: not measured).
 inline int wide_group(int64_t n, int vec) {
   for (int g = 128; g <= 256; g *= 2)
     if (static_cast<int64_t>(g) * vec * 2 == n) return g;
@@ -226,13 +231,13 @@ cudaError_t launch_row_norm(const Op& op, int64_t rows, int64_t n, float eps, bo
   constexpr int vec = 16 / sizeof(typename Op::T);
   const RowConfig cfg = vector_ok ? choose_row_config(n, vec) : RowConfig{};
   const int ni = static_cast<int>(n);
-  if constexpr (Op::kWideGroups) {
+  if constexpr (Op::kWideThreads > 0) {
     // A few rows (one per SM or less): one chunk per thread, 512 threads a row, shortens each
     // row's dependent chain (graph [64,1,4096]: 2.05 -> 1.85 us; slower from 2048 rows on).
     if (vector_ok && rows <= kFewRows && n == 512 * vec) return launch_fast<Op, 512, 1, 4>(op, rows, ni, eps, stream);
     switch (vector_ok ? wide_group(n, vec) : 0) {
-      case 128: return launch_fast<Op, 128, 2, 12>(op, rows, ni, eps, stream);
-      case 256: return launch_fast<Op, 256, 2, 6>(op, rows, ni, eps, stream);
+      case 128: return launch_fast<Op, 128, 2, Op::kWideThreads / 128>(op, rows, ni, eps, stream);
+      case 256: return launch_fast<Op, 256, 2, Op::kWideThreads / 256>(op, rows, ni, eps, stream);
       default: break;
     }
   }
