@@ -5,6 +5,8 @@
 #   sanitize  compute-sanitizer memcheck over the suite minus the >2^31-element cases
 #   bench     kernels_bench (C++, CUDA events) -> $OUT/kernels_bench.json
 #   baselines PyTorch eager / F.rms_norm / torch.compile -> $OUT/baselines.json
+#   mutate    rebuilds the suite with griddepcontrol.wait removed from every kernel and runs the
+#             chained-calls tests, which must fail (put it last: it leaves the mutated build)
 # Logs and JSON land in $OUT (default /tmp/khub-out). KHUB_COMMIT names the source commit.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -44,6 +46,14 @@ for stage in "$@"; do
               echo "sanitizer rc=$?"; grep -E "ERROR SUMMARY|tests ran|PASSED|FAILED" "$OUT/sanitizer.log" | tail -5 ;;
     bench) $bench_bin --out "$OUT/kernels_bench.json" --commit "$commit" \
              > "$OUT/bench.log" 2>&1; echo "bench rc=$?"; cat "$OUT/bench.log" ;;
+    mutate) hdr=kernels/common/include/khub_kernels/launch.cuh
+            sed 's|asm volatile("griddepcontrol.wait;" ::: "memory");|/* mutation: no wait */|' $hdr > "$OUT/launch.cuh"
+            if cmp -s $hdr "$OUT/launch.cuh"; then echo "mutation not applied"; continue; fi
+            cp "$OUT/launch.cuh" $hdr
+            cmake --build $build -j "$(nproc)" --target kernels_gpu_test >> "$OUT/build.log" 2>&1 || echo "mutant build failed"
+            $test_bin --gtest_brief=1 --gtest_filter='*Chained*' --gtest_repeat=3 > "$OUT/mutate.log" 2>&1
+            echo "mutant (no griddepcontrol.wait): chained-calls tests rc=$? (non-zero = caught)"
+            grep -E "FAILED|PASSED|Failure" "$OUT/mutate.log" | sort | uniq -c | head -8 ;;
     baselines) PYTHONUNBUFFERED=1 python3 bench/kernels/baselines.py --out "$OUT/baselines.json" --variants kernels \
                  > "$OUT/baselines.log" 2>&1; echo "baselines rc=$?"; tail -60 "$OUT/baselines.log" ;;
   esac

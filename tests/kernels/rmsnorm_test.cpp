@@ -96,22 +96,27 @@ TEST_P(RmsNormTest, FusedAddReturnsNormOfRoundedSumAndTheSum) {
 // the previous call's outputs. On CUDA the kernels are launched with programmatic dependent launch,
 // so a kernel may start while the previous one drains; each step is checked against the reference
 // computed from the previous step's outputs as finally stored, so a read before the previous
-// kernel's writes landed shows up as a mismatch.
+// kernel's writes landed shows up as a mismatch. 64 rows: the whole grid is resident at once, so
+// a kernel that did not wait would run alongside its producer (the case that exposes it); 8192 rows:
+// many waves.
 TEST_P(RmsNormTest, ChainedCallsReadThePreviousCallsOutputs) {
   const auto dtype = GetParam();
   auto f = op<AddSig>(id(), "fused_add_rms_norm");
-  const std::vector<int64_t> shape = on_cuda() ? std::vector<int64_t>{8192, 4096} : std::vector<int64_t>{64, 4096};
-  const auto w = make_weight(shape.back(), 1, dtype);
-  std::vector<at::Tensor> ys{make_input(shape, dtype)}, ss{make_input(shape, dtype)};
-  for (int i = 0; i < 8; ++i) {
-    auto [y, s] = f.call(ys.back(), ss.back(), w, 1e-6);
-    ys.push_back(y);
-    ss.push_back(s);
-  }
-  for (size_t i = 1; i < ys.size(); ++i) {
-    const auto sum_ref = round_to(ys[i - 1].to(at::kDouble) + ss[i - 1].to(at::kDouble), dtype);
-    EXPECT_TRUE(at::equal(ss[i].to(at::kDouble), sum_ref)) << "residual out of step " << i;
-    expect_close(ys[i], reference(sum_ref.to(dtype), w, 1e-6, "fused"), dtype, "step " + std::to_string(i));
+  for (const int64_t rows : on_cuda() ? std::vector<int64_t>{64, 8192} : std::vector<int64_t>{64}) {
+    const std::vector<int64_t> shape{rows, 4096};
+    const auto w = make_weight(shape.back(), 1, dtype);
+    std::vector<at::Tensor> ys{make_input(shape, dtype)}, ss{make_input(shape, dtype)};
+    for (int i = 0; i < 8; ++i) {
+      auto [y, s] = f.call(ys.back(), ss.back(), w, 1e-6);
+      ys.push_back(y);
+      ss.push_back(s);
+    }
+    for (size_t i = 1; i < ys.size(); ++i) {
+      const std::string step = std::to_string(rows) + " rows, step " + std::to_string(i);
+      const auto sum_ref = round_to(ys[i - 1].to(at::kDouble) + ss[i - 1].to(at::kDouble), dtype);
+      EXPECT_TRUE(at::equal(ss[i].to(at::kDouble), sum_ref)) << "residual out of " << step;
+      expect_close(ys[i], reference(sum_ref.to(dtype), w, 1e-6, "fused"), dtype, step);
+    }
   }
 }
 
