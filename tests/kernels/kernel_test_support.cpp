@@ -86,6 +86,12 @@ void poison_next(at::IntArrayRef shape, at::ScalarType dtype) {
   (void)t;  // freed here; the caching allocator hands this block to the next equal-size allocation
 }
 
+void queue_behind_busy_gpu() {
+  if (!on_cuda()) return;
+  const auto m = at::ones({4096, 4096}, at::TensorOptions().dtype(at::kFloat).device(test_device()));
+  (void)at::mm(m, m);  // freed on return; the stream still runs it before the next work
+}
+
 Tolerance tolerance(at::ScalarType dtype) {
   switch (dtype) {
     case at::kBFloat16: return {1.6e-2, 1e-5, 2.5e-3};

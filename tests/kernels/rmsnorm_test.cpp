@@ -96,9 +96,10 @@ TEST_P(RmsNormTest, FusedAddReturnsNormOfRoundedSumAndTheSum) {
 // the previous call's outputs. On CUDA the kernels are launched with programmatic dependent launch,
 // so a kernel may start while the previous one drains; each step is checked against the reference
 // computed from the previous step's outputs as finally stored, so a read before the previous
-// kernel's writes landed shows up as a mismatch. 64 rows: the whole grid is resident at once, so
-// a kernel that did not wait would run alongside its producer (the case that exposes it); 8192 rows:
-// many waves.
+// kernel's writes landed shows up as a mismatch. The calls queue up behind other work so they run
+// back to back on the GPU; at 64 rows the whole grid is resident at once, so a kernel that did not
+// wait would run alongside its producer (a mutant without griddepcontrol.wait fails here: run_h200.sh
+// mutate); 8192 rows take many waves.
 TEST_P(RmsNormTest, ChainedCallsReadThePreviousCallsOutputs) {
   const auto dtype = GetParam();
   auto f = op<AddSig>(id(), "fused_add_rms_norm");
@@ -106,6 +107,7 @@ TEST_P(RmsNormTest, ChainedCallsReadThePreviousCallsOutputs) {
     const std::vector<int64_t> shape{rows, 4096};
     const auto w = make_weight(shape.back(), 1, dtype);
     std::vector<at::Tensor> ys{make_input(shape, dtype)}, ss{make_input(shape, dtype)};
+    queue_behind_busy_gpu();
     for (int i = 0; i < 8; ++i) {
       auto [y, s] = f.call(ys.back(), ss.back(), w, 1e-6);
       ys.push_back(y);
