@@ -162,14 +162,18 @@ TEST_P(RopeTest, FusedNormAndRopeMatchesReference) {
   const auto dtype = GetParam();
   auto tables = op<TablesSig>(id(), "ltx_rope_tables");
   auto f = op<NormSig>(id(), "rms_norm_rope_table_qk");
-  for (int64_t dd : {int64_t{2048}, int64_t{4096}, int64_t{100}}) {
-    const Grid g = ltx_grid(2, 2, 3, 4, true);
+  // CUDA picks one group per token for vector rows of up to 512 vectors (32-256 threads a token by
+  // size; 96 and 1536 leave part of the group idle) and one group per row beyond; 23 tokens leave
+  // part of the last block of 4 tokens idle.
+  for (int64_t dd : {int64_t{2048}, int64_t{4096}, int64_t{100}, int64_t{96}, int64_t{1536}, int64_t{8192}}) {
+    const int64_t s = dd == 96 ? 23 : 24;
+    const Grid g = s == 23 ? ltx_grid(2, 1, 1, 23, true) : ltx_grid(2, 2, 3, 4, true);
     const auto [cos_t, sin_t] = tables.call(g.positions, dd, 10000.0);
     const auto [cf, sf] = full_tables(cos_t, sin_t, g.index, dd);
     for (int wk = 0; wk < 3; ++wk) {
       for (Layout layout : {Layout::Contiguous, Layout::Misaligned}) {
-        const auto q = make_input({2, 24, dd}, dtype, layout);
-        const auto k = make_input({2, 24, dd}, dtype, Layout::RowStrided);
+        const auto q = make_input({2, s, dd}, dtype, layout);
+        const auto k = make_input({2, s, dd}, dtype, Layout::RowStrided);
         OptT qw, kw;
         if (wk > 0) {
           qw = make_input({dd}, wk == 1 ? dtype : at::kFloat, Layout::Contiguous, 0.1, 1.0);

@@ -410,9 +410,13 @@ Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
   const int64_t rows = 2 * tokens;
   auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
   if constexpr (Norm) {
-    add("late fetch", fast<Op, 64, 4, 12, false>(op, rows, d, 1e-5f));
-    add("G128 CH2 MinB8", fast<Op, 128, 2, 8>(op, rows, d, 1e-5f));
-    add("G128 CH2 MinB6", fast<Op, 128, 2, 6>(op, rows, d, 1e-5f));
+    // One group per token (q and k rows together, trig fetched once).
+    auto token = [&](const char* name, auto launch) {
+      add(name, [=](int i, int o) { CHECK(launch(op(i, o), tokens, d, 1e-5f, g_stream)); });
+    };
+    token("token G128 CH2 MinB8", r3::launch_rope_norm_token<bf16, 128, 2, 8>);
+    token("token G128 CH2 MinB6", r3::launch_rope_norm_token<bf16, 128, 2, 6>);
+    token("token G256 CH1 MinB4", r3::launch_rope_norm_token<bf16, 256, 1, 4>);
   } else {
     add("before: G64 CH4 MinB12", fast<Op, 64, 4, 12>(op, rows, d, 1e-5f));
     add("G128 CH2 MinB10", fast<Op, 128, 2, 10>(op, rows, d, 1e-5f));

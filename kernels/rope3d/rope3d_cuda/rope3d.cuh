@@ -175,4 +175,72 @@ struct RopeRowOp {
   }
 };
 
+// The fused q/k RMSNorm + table RoPE with one group of G threads per token: each thread holds the
+// same CH chunks of the token's q row and k row, fetches their trig once (before the reduction),
+// reduces both sums in one step and stores both rows. Against one group per row this halves the
+// trig gathers and their registers and the barriers per row.
+template <typename T, int G, int CH, int MinBlocks>
+__global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
+    rope_norm_token_kernel(const RopeRowOp<T, true, TrigMode::Table> op, int64_t tokens, int n, float eps) {
+  using Row = typename RopeRowOp<T, true, TrigMode::Table>::Row;
+  constexpr int V = 16 / sizeof(T);
+  constexpr int TPB = cuda::row_threads<G>() / G;  // tokens per block
+  using Pre = typename Row::template Pre<V>;
+  cuda::wait_for_previous_grid();
+  __shared__ float scratch[2 * (G > 32 ? G / 32 : 1)];
+  const int lane = threadIdx.x % G;
+  const int64_t token = static_cast<int64_t>(blockIdx.x) * TPB + threadIdx.x / G;
+  const bool active = token < tokens;
+  cuda::Pack16<T> pk[2][CH];
+  Pre pre[CH];
+  float ss[2] = {0.f, 0.f};
+  Row rows[2]{};
+  if (active) {
+    rows[0] = op.row(2 * token);  // q
+    rows[1] = op.row(2 * token + 1);  // k
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+#pragma unroll
+      for (int c = 0; c < CH; ++c)
+        if ((c * G + lane) * V < n) pk[j][c].u = cuda::ldg_stream(rows[j].x + (c * G + lane) * V);
+#pragma unroll
+    for (int c = 0; c < CH; ++c)
+      if ((c * G + lane) * V < n) rows[0].template fetch<V>((c * G + lane) * V, pre[c]);
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+#pragma unroll
+      for (int c = 0; c < CH; ++c)
+        if ((c * G + lane) * V < n)
+#pragma unroll
+          for (int i = 0; i < V; ++i) {
+            const float f = cuda::to_float(pk[j][c].t[i]);
+            ss[j] += f * f;
+          }
+  }
+  cuda::group_sum<G, 2>(ss, scratch);
+  if (!active) return;
+#pragma unroll
+  for (int c = 0; c < CH; ++c) {
+    const int idx = (c * G + lane) * V;
+    if (idx >= n) continue;
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      float v[V];
+#pragma unroll
+      for (int i = 0; i < V; ++i) v[i] = cuda::to_float(pk[j][c].t[i]);
+      rows[j].template store<V>(idx, v, rsqrtf(ss[j] / static_cast<float>(n) + eps), pre[c]);
+    }
+  }
+}
+
+template <typename T, int G, int CH, int MinBlocks>
+cudaError_t launch_rope_norm_token(const RopeRowOp<T, true, TrigMode::Table>& op, int64_t tokens, int n, float eps,
+                                   cudaStream_t stream) {
+  constexpr int tpb = cuda::row_threads<G>() / G;
+  const int64_t blocks = (tokens + tpb - 1) / tpb;
+  if (blocks > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
+  return cuda::launch(rope_norm_token_kernel<T, G, CH, MinBlocks>, dim3(static_cast<unsigned>(blocks)),
+                      dim3(cuda::row_threads<G>()), stream, op, tokens, n, eps);
+}
+
 }  // namespace khub_kernels::rope3d

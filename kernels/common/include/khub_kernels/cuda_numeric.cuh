@@ -117,22 +117,37 @@ __device__ __forceinline__ int64_t row_offset(const RowLayout& l, int64_t row) {
   return o * l.stride_outer + (row - o * l.inner) * l.stride_inner;
 }
 
-// Sum over a group of G consecutive threads. G <= 32: shuffles inside the warp. G > 32: the block is
-// exactly one group; warps combine through `scratch` (at least G / 32 floats). Every thread of the
-// block must call it, once per `scratch` (no barrier after the read, so scratch is not reusable).
+// Sums over a group of G consecutive threads, N values at once. G <= 32: shuffles inside the warp.
+// G > 32: the block is exactly one group; warps combine through `scratch` (at least N * G / 32
+// floats), one barrier for all N. Every thread of the block must call it, once per `scratch` (no
+// barrier after the read, so scratch is not reusable).
+template <int G, int N>
+__device__ __forceinline__ void group_sum(float (&v)[N], float* scratch) {
+#pragma unroll
+  for (int off = (G < 32 ? G : 32) / 2; off > 0; off /= 2)
+#pragma unroll
+    for (int i = 0; i < N; ++i) v[i] += __shfl_xor_sync(0xffffffffu, v[i], off);
+  if constexpr (G > 32) {
+    constexpr int W = G / 32;
+    const int warp = threadIdx.x / 32;
+    if ((threadIdx.x & 31) == 0)
+#pragma unroll
+      for (int i = 0; i < N; ++i) scratch[i * W + warp] = v[i];
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      v[i] = 0.f;
+#pragma unroll
+      for (int w = 0; w < W; ++w) v[i] += scratch[i * W + w];
+    }
+  }
+}
+
 template <int G>
 __device__ __forceinline__ float group_sum(float v, float* scratch) {
-#pragma unroll
-  for (int off = (G < 32 ? G : 32) / 2; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
-  if constexpr (G > 32) {
-    const int warp = threadIdx.x / 32;
-    if ((threadIdx.x & 31) == 0) scratch[warp] = v;
-    __syncthreads();
-    v = 0.f;
-#pragma unroll
-    for (int w = 0; w < G / 32; ++w) v += scratch[w];
-  }
-  return v;
+  float a[1] = {v};
+  group_sum<G, 1>(a, scratch);
+  return a[0];
 }
 
 // Block-wide sum for blocks of `threads` (multiple of 32, <= 1024) threads.
