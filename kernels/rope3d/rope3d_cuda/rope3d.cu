@@ -6,13 +6,17 @@ namespace khub_kernels::rope3d {
 namespace {
 
 template <typename T, bool Norm, TrigMode M>
+RopeRowOp<T, Norm, M> make_op(const RopeArgs& a) {
+  const bool w_f32 = a.weight_dtype == DType::F32 && a.dtype != DType::F32;
+  return {static_cast<const T*>(a.q), a.q_layout, static_cast<const T*>(a.k), a.k_layout,
+          static_cast<T*>(a.q_out), static_cast<T*>(a.k_out), Norm ? a.q_weight : nullptr,
+          Norm ? a.k_weight : nullptr, w_f32, a.d, a.trig};
+}
+
+template <typename T, bool Norm, TrigMode M>
 cudaError_t run(const RopeArgs& a, bool vector_ok, cudaStream_t stream) {
   const int64_t rows = a.q_layout.rows * (a.k ? 2 : 1);
-  const bool w_f32 = a.weight_dtype == DType::F32 && a.dtype != DType::F32;
-  const RopeRowOp<T, Norm, M> op{static_cast<const T*>(a.q), a.q_layout, static_cast<const T*>(a.k), a.k_layout,
-                                 static_cast<T*>(a.q_out), static_cast<T*>(a.k_out), Norm ? a.q_weight : nullptr,
-                                 Norm ? a.k_weight : nullptr, w_f32, a.d, a.trig};
-  return cuda::launch_row_norm(op, rows, a.d, a.eps, vector_ok, stream);
+  return cuda::launch_row_norm(make_op<T, Norm, M>(a), rows, a.d, a.eps, vector_ok, stream);
 }
 
 // The fused norm with q and k, rows of up to 512 16-byte vectors: one group per token, two chunks a
@@ -21,10 +25,7 @@ cudaError_t run(const RopeArgs& a, bool vector_ok, cudaStream_t stream) {
 template <typename T>
 bool run_token_groups(const RopeArgs& a, cudaStream_t stream, cudaError_t& err) {
   constexpr int vec = 16 / sizeof(T);
-  const RopeRowOp<T, true, TrigMode::Table> op{static_cast<const T*>(a.q), a.q_layout, static_cast<const T*>(a.k),
-                                               a.k_layout, static_cast<T*>(a.q_out), static_cast<T*>(a.k_out),
-                                               a.q_weight, a.k_weight, a.weight_dtype == DType::F32 && a.dtype != DType::F32,
-                                               a.d, a.trig};
+  const auto op = make_op<T, true, TrigMode::Table>(a);
   const int64_t tokens = a.q_layout.rows;
   const int n = static_cast<int>(a.d);
   if (a.d <= 32 * 2 * vec) err = launch_rope_norm_token<T, 32, 2, 8>(op, tokens, n, a.eps, stream);
