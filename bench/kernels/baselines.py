@@ -17,6 +17,11 @@ import torch.nn.functional as F
 
 L2 = torch.cuda.get_device_properties(0).L2_cache_size
 BF16 = torch.bfloat16
+DTYPE_NAMES = {torch.bfloat16: "bfloat16", torch.float16: "float16", torch.float32: "float32"}
+
+
+def esize(dt):
+    return torch.empty((), dtype=dt).element_size()
 
 
 def stats(v):
@@ -113,9 +118,55 @@ def ltx_full_tables(b, fr, h, w, dim=2048, theta=10000.0):
     return cos.expand(b, -1, -1).contiguous(), sin.expand(b, -1, -1).contiguous()
 
 
+def rms_case(s, dt, compiled):
+    n = math.prod(s)
+    mk = lambda: (torch.randn(s, device="cuda", dtype=dt), torch.randn(s[-1], device="cuda", dtype=dt) * 0.1 + 1)
+    return ("rms_norm", list(s), dt, esize(dt) * (2 * n + s[-1]), mk,
+            {"eager_hf": hf_rms, "F.rms_norm": lambda x, w: F.rms_norm(x, (x.shape[-1],), w, 1e-6)}, compiled)
+
+
+def fused_add_case(dt):
+    s = (2, 2688, 2048)
+    mk = lambda: (torch.randn(s, device="cuda", dtype=dt), torch.randn(s, device="cuda", dtype=dt),
+                  torch.ones(2048, device="cuda", dtype=dt))
+    return ("fused_add_rms_norm", list(s), dt, esize(dt) * (4 * math.prod(s) + 2048), mk,
+            {"eager_hf": lambda x, r, w: (hf_rms(x + r, w), x + r)}, True)
+
+
+def rope_table_case(fr, norm, dt):
+    b, S, d = 2, fr * 16 * 24, 2048
+
+    def mk():
+        cos, sin = ltx_full_tables(b, fr, 16, 24)
+        q = torch.randn(b, S, d, device="cuda", dtype=dt)
+        k = torch.randn(b, S, d, device="cuda", dtype=dt)
+        w = torch.randn(d, device="cuda", dtype=dt) * 0.1 + 1
+        return (q, k, w, w, cos, sin) if norm else (q, k, cos, sin)
+    op = "rms_norm_rope_table_qk" if norm else "apply_rotary_emb_table_qk"
+    return (op, [b, S, d, "x2"], dt, esize(dt) * 4 * b * S * d, mk,
+            {"eager_diffusers": norm_rope_qk if norm else rope_qk}, True)
+
+
+def adaln_case(b, S, d, dt):
+    mk = lambda: (torch.randn(b, S, d, device="cuda", dtype=dt), torch.randn(6, d, device="cuda", dtype=dt) * 0.1,
+                  torch.randn(b, 1, 6 * d, device="cuda", dtype=dt) * 0.1)
+    return ("adaln_rms_table", [b, S, d], dt, esize(dt) * 2 * b * S * d, mk, {"eager_diffusers": adaln_eager}, True)
+
+
+def geglu_case(b, S, h, dt, compiled):
+    mk = lambda: (torch.randn(b, S, 2 * h, device="cuda", dtype=dt),)
+    return ("geglu", [b, S, 2 * h], dt, esize(dt) * 3 * b * S * h, mk, {"eager_diffusers": geglu_eager}, compiled)
+
+
+def gelu_tanh_case(dt):
+    mk = lambda: (torch.randn(2, 2688, 8192, device="cuda", dtype=dt),)
+    return ("gelu_tanh", [2, 2688, 8192], dt, esize(dt) * 2 * 2 * 2688 * 8192, mk,
+            {"eager": lambda x: F.gelu(x, approximate="tanh")}, True)
+
+
 def cases():
-    """(op, shape, bytes, make_inputs, {baseline name: fn}, compile?)"""
-    out = []
+    """(op, shape, dtype, bytes, make_inputs, {baseline name: fn}, compile?): the bf16 suite, then the
+    fp16 / fp32 subset (kernels_bench runs the same)."""
     rms_shapes = [(2, 2688, 2048), (2, 8064, 2048), (4, 4096, 3072), (1, 8192, 4096), (1, 2048, 4096),
                   (1, 128, 4096), (64, 1, 4096), (1, 1, 4096), (2, 128, 2048), (1, 1024, 2048), (2, 1024, 2048),
                   (4, 1024, 2048), (1, 4096, 2048), (2, 4096, 3072), (1, 8192, 2048), (2, 2310, 2048),
@@ -123,49 +174,23 @@ def cases():
                   (1, 2048, 32, 128), (1, 2048, 8, 128), (1, 8192, 32, 128)]
     compiled = {(2, 2688, 2048), (2, 8064, 2048), (4, 4096, 3072), (1, 8192, 4096), (1, 2048, 4096), (1, 128, 4096),
                 (64, 1, 4096), (1, 8192, 32, 128)}
-    for s in rms_shapes:
-        n = math.prod(s)
-        mk = lambda s=s: (torch.randn(s, device="cuda", dtype=BF16),
-                          torch.randn(s[-1], device="cuda", dtype=BF16) * 0.1 + 1)
-        out.append(("rms_norm", list(s), 4 * n + 2 * s[-1], mk,
-                    {"eager_hf": hf_rms, "F.rms_norm": lambda x, w: F.rms_norm(x, (x.shape[-1],), w, 1e-6)},
-                    s in compiled))
-    s = (2, 2688, 2048)
-    out.append(("fused_add_rms_norm", list(s), 8 * math.prod(s) + 4096,
-                lambda: (torch.randn(s, device="cuda", dtype=BF16), torch.randn(s, device="cuda", dtype=BF16),
-                         torch.ones(2048, device="cuda", dtype=BF16)),
-                {"eager_hf": lambda x, r, w: (hf_rms(x + r, w), x + r)}, True))
-    for (fr, norm) in [(7, False), (7, True), (21, False)]:
-        b, S, d = 2, fr * 16 * 24, 2048
-
-        def mk(fr=fr, S=S, norm=norm):
-            cos, sin = ltx_full_tables(b, fr, 16, 24)
-            q = torch.randn(b, S, d, device="cuda", dtype=BF16)
-            k = torch.randn(b, S, d, device="cuda", dtype=BF16)
-            w = torch.randn(d, device="cuda", dtype=BF16) * 0.1 + 1
-            return (q, k, w, w, cos, sin) if norm else (q, k, cos, sin)
-        op = "rms_norm_rope_table_qk" if norm else "apply_rotary_emb_table_qk"
-        out.append((op, [b, S, d, "x2"], 8 * b * S * d, mk,
-                    {"eager_diffusers": norm_rope_qk if norm else rope_qk}, True))
-        del mk
+    out = [rms_case(s, BF16, s in compiled) for s in rms_shapes]
+    out.append(fused_add_case(BF16))
+    out += [rope_table_case(fr, norm, BF16) for fr, norm in [(7, False), (7, True), (21, False)]]
     for (b, S, d) in [(2, 2688, 2048), (2, 8064, 2048)]:
         mk = lambda b=b, S=S, d=d: (torch.randn(b, S, d, device="cuda", dtype=BF16),
                                     torch.randn(b, S, d, device="cuda", dtype=BF16),
                                     *(lambda a: (a.cos(), a.sin()))(torch.randn(b, S, d, device="cuda")))
-        out.append(("apply_rotary_emb_qk", [b, S, d, "x2"], 8 * b * S * d + 8 * b * S * d, mk,
+        out.append(("apply_rotary_emb_qk", [b, S, d, "x2"], BF16, 8 * b * S * d + 8 * b * S * d, mk,
                     {"eager_diffusers": rope_qk}, False))
-    for (b, S, d) in [(2, 2688, 2048), (2, 8064, 2048)]:
-        mk = lambda b=b, S=S, d=d: (torch.randn(b, S, d, device="cuda", dtype=BF16),
-                                    torch.randn(6, d, device="cuda", dtype=BF16) * 0.1,
-                                    torch.randn(b, 1, 6 * d, device="cuda", dtype=BF16) * 0.1)
-        out.append(("adaln_rms_table", [b, S, d], 4 * b * S * d, mk, {"eager_diffusers": adaln_eager}, True))
-    for (b, S, h) in [(2, 1024, 2048), (2, 4096, 1280), (2, 1024, 5120), (2, 2688, 8192)]:
-        mk = lambda b=b, S=S, h=h: (torch.randn(b, S, 2 * h, device="cuda", dtype=BF16),)
-        out.append(("geglu", [b, S, 2 * h], 2 * (3 * b * S * h), mk, {"eager_diffusers": geglu_eager},
-                    (b, S, h) in {(2, 1024, 2048), (2, 2688, 8192)}))
-    mk = lambda: (torch.randn(2, 2688, 8192, device="cuda", dtype=BF16),)
-    out.append(("gelu_tanh", [2, 2688, 8192], 4 * 2 * 2688 * 8192, mk,
-                {"eager": lambda x: F.gelu(x, approximate="tanh")}, True))
+    out += [adaln_case(b, S, d, BF16) for (b, S, d) in [(2, 2688, 2048), (2, 8064, 2048)]]
+    out += [geglu_case(b, S, h, BF16, (b, S, h) in {(2, 1024, 2048), (2, 2688, 8192)})
+            for (b, S, h) in [(2, 1024, 2048), (2, 4096, 1280), (2, 1024, 5120), (2, 2688, 8192)]]
+    out.append(gelu_tanh_case(BF16))
+    for dt in (torch.float16, torch.float32):
+        out += [rms_case(s, dt, True) for s in [(2, 2688, 2048), (4, 4096, 3072), (1, 8192, 32, 128)]]
+        out += [fused_add_case(dt), rope_table_case(7, False, dt), rope_table_case(7, True, dt),
+                adaln_case(2, 2688, 2048, dt), geglu_case(2, 2688, 8192, dt, True), gelu_tanh_case(dt)]
     return out
 
 
@@ -222,7 +247,7 @@ def main():
     doc["khub_correctness"] = check_khub(a.variants)
     print("khub vs eager:", doc["khub_correctness"], flush=True)
     results = []
-    for op, shape, nbytes, mk, fns, comp in cases():
+    for op, shape, dt, nbytes, mk, fns, comp in cases():
         todo = dict(fns)
         if comp and not a.no_compile:
             todo["torch.compile"] = torch.compile(next(iter(fns.values())), dynamic=False)
@@ -235,10 +260,10 @@ def main():
             except Exception as e:  # noqa: BLE001
                 print(f"{op} {shape} {name}: failed: {e}", flush=True)
                 continue
-            r.update({"op": op, "shape": shape, "baseline": name, "bytes": nbytes,
+            r.update({"op": op, "shape": shape, "dtype": DTYPE_NAMES[dt], "baseline": name, "bytes": nbytes,
                       "cold_tbps": nbytes / r["cold_us"] / 1e6})
-            print(f"{op:28s} {str(shape):26s} {name:16s} cold {r['cold_us']:9.2f} graph {r['graph_us']:9.2f}",
-                  flush=True)
+            print(f"{op:28s} {str(shape):26s} {DTYPE_NAMES[dt]:9s} {name:16s} cold {r['cold_us']:9.2f} "
+                  f"graph {r['graph_us']:9.2f}", flush=True)
             results.append(r)
         torch.cuda.empty_cache()
     doc["results"] = results

@@ -1,4 +1,5 @@
-// The benchmark suite (ops.md §8, §10): bf16 shapes of LTX-Video, Qwen3 and SD.
+// The benchmark suite (ops.md §8, §10): bf16 shapes of LTX-Video, Qwen3 and SD, and the fp16 / fp32
+// subset (one or two shapes of each op).
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <dlfcn.h>
 
@@ -28,8 +29,19 @@ c10::TypedOperatorHandle<Sig> op(const std::string& kernel, const char* name) {
       .typed<Sig>();
 }
 
-at::TensorOptions bf16() { return at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA); }
-at::TensorOptions f32() { return at::TensorOptions().dtype(at::kFloat).device(at::kCUDA); }
+using at::ScalarType;
+
+at::TensorOptions on_gpu(ScalarType dt) { return at::TensorOptions().dtype(dt).device(at::kCUDA); }
+at::TensorOptions f32() { return on_gpu(at::kFloat); }
+double esize(ScalarType dt) { return static_cast<double>(c10::elementSize(dt)); }
+
+std::string dtype_name(ScalarType dt) {
+  switch (dt) {
+    case at::kBFloat16: return "bfloat16";
+    case at::kHalf: return "float16";
+    default: return "float32";
+  }
+}
 
 std::string str(std::vector<int64_t> s) {
   std::string o = "[";
@@ -43,21 +55,21 @@ int64_t numel(const std::vector<int64_t>& s) {
   return n;
 }
 
-Case rms(std::vector<int64_t> shape) {
-  const double bytes = 2.0 * 2 * numel(shape) + 2.0 * shape.back();
-  return {"rms_norm", str(shape), bytes, [shape] {
-            auto x = at::randn(shape, bf16());
-            auto w = at::randn({shape.back()}, bf16()) * 0.1 + 1;
+Case rms(std::vector<int64_t> shape, ScalarType dt = at::kBFloat16) {
+  const double bytes = esize(dt) * (2 * numel(shape) + shape.back());
+  return {"rms_norm", str(shape), dtype_name(dt), bytes, [=] {
+            auto x = at::randn(shape, on_gpu(dt));
+            auto w = at::randn({shape.back()}, on_gpu(dt)) * 0.1 + 1;
             auto f = op<at::Tensor(const at::Tensor&, const OptT&, double)>("rmsnorm", "rms_norm");
             return std::function<at::Tensor()>([=] { return f.call(x, w, 1e-6); });
           }};
 }
 
-Case fused_add(std::vector<int64_t> shape) {
-  const double bytes = 4.0 * 2 * numel(shape) + 2.0 * shape.back();
-  return {"fused_add_rms_norm", str(shape), bytes, [shape] {
-            auto x = at::randn(shape, bf16()), r = at::randn(shape, bf16());
-            auto w = at::randn({shape.back()}, bf16()) * 0.1 + 1;
+Case fused_add(std::vector<int64_t> shape, ScalarType dt = at::kBFloat16) {
+  const double bytes = esize(dt) * (4 * numel(shape) + shape.back());
+  return {"fused_add_rms_norm", str(shape), dtype_name(dt), bytes, [=] {
+            auto x = at::randn(shape, on_gpu(dt)), r = at::randn(shape, on_gpu(dt));
+            auto w = at::randn({shape.back()}, on_gpu(dt)) * 0.1 + 1;
             auto f = op<Pair(const at::Tensor&, const at::Tensor&, const OptT&, double)>("rmsnorm",
                                                                                         "fused_add_rms_norm");
             return std::function<at::Tensor()>([=] { return std::get<0>(f.call(x, r, w, 1e-6)); });
@@ -77,13 +89,13 @@ Tables ltx_tables(int64_t fr, int64_t h, int64_t w, int64_t dim) {
   return {c, s, index};
 }
 
-Case rope_table(int64_t b, int64_t fr, int64_t h, int64_t w, bool norm) {
+Case rope_table(int64_t b, int64_t fr, int64_t h, int64_t w, bool norm, ScalarType dt = at::kBFloat16) {
   const int64_t s = fr * h * w, d = 2048;
-  const double bytes = 2.0 * 2 * 2 * b * s * d;  // q, k read and written
-  return {norm ? "rms_norm_rope_table_qk" : "apply_rotary_emb_table_qk", str({b, s, d}) + "x2", bytes,
+  const double bytes = esize(dt) * 2 * 2 * b * s * d;  // q, k read and written
+  return {norm ? "rms_norm_rope_table_qk" : "apply_rotary_emb_table_qk", str({b, s, d}) + "x2", dtype_name(dt), bytes,
           [=] {
-            auto q = at::randn({b, s, d}, bf16()), k = at::randn({b, s, d}, bf16());
-            auto wq = at::randn({d}, bf16()) * 0.1 + 1, wk = at::randn({d}, bf16()) * 0.1 + 1;
+            auto q = at::randn({b, s, d}, on_gpu(dt)), k = at::randn({b, s, d}, on_gpu(dt));
+            auto wq = at::randn({d}, on_gpu(dt)) * 0.1 + 1, wk = at::randn({d}, on_gpu(dt)) * 0.1 + 1;
             const Tables t = ltx_tables(fr, h, w, d);
             if (norm) {
               auto f = op<Pair(const at::Tensor&, const at::Tensor&, const OptT&, const OptT&, double,
@@ -101,8 +113,8 @@ Case rope_table(int64_t b, int64_t fr, int64_t h, int64_t w, bool norm) {
 Case rope_api(int64_t b, int64_t s) {
   const int64_t d = 2048;
   const double bytes = 2.0 * 2 * 2 * b * s * d + 2.0 * 4 * b * s * d;  // + fp32 cos, sin read once
-  return {"apply_rotary_emb_qk", str({b, s, d}) + "x2", bytes, [=] {
-            auto q = at::randn({b, s, d}, bf16()), k = at::randn({b, s, d}, bf16());
+  return {"apply_rotary_emb_qk", str({b, s, d}) + "x2", "bfloat16", bytes, [=] {
+            auto q = at::randn({b, s, d}, on_gpu(at::kBFloat16)), k = at::randn({b, s, d}, on_gpu(at::kBFloat16));
             auto ang = at::randn({b, s, d}, f32());
             auto c = at::cos(ang), sn = at::sin(ang);
             auto f = op<Pair(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&)>(
@@ -111,29 +123,29 @@ Case rope_api(int64_t b, int64_t s) {
           }};
 }
 
-Case adaln(int64_t b, int64_t s, int64_t d) {
-  const double bytes = 2.0 * 2 * b * s * d;  // table / temb ignored (ops.md §8)
-  return {"adaln_rms_table", str({b, s, d}), bytes, [=] {
-            auto x = at::randn({b, s, d}, bf16());
-            auto table = at::randn({6, d}, bf16()) * 0.1, temb = at::randn({b, 1, 6 * d}, bf16()) * 0.1;
+Case adaln(int64_t b, int64_t s, int64_t d, ScalarType dt = at::kBFloat16) {
+  const double bytes = esize(dt) * 2 * b * s * d;  // table / temb ignored (ops.md §8)
+  return {"adaln_rms_table", str({b, s, d}), dtype_name(dt), bytes, [=] {
+            auto x = at::randn({b, s, d}, on_gpu(dt));
+            auto table = at::randn({6, d}, on_gpu(dt)) * 0.1, temb = at::randn({b, 1, 6 * d}, on_gpu(dt)) * 0.1;
             auto f = op<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, int64_t, double)>(
                 "adaln", "adaln_rms_table");
             return std::function<at::Tensor()>([=] { return f.call(x, table, temb, 0, 1e-6); });
           }};
 }
 
-Case geglu(int64_t b, int64_t s, int64_t h) {
-  const double bytes = 2.0 * (b * s * 2 * h + b * s * h);
-  return {"geglu", str({b, s, 2 * h}), bytes, [=] {
-            auto x = at::randn({b, s, 2 * h}, bf16());
+Case geglu(int64_t b, int64_t s, int64_t h, ScalarType dt = at::kBFloat16) {
+  const double bytes = esize(dt) * (b * s * 2 * h + b * s * h);
+  return {"geglu", str({b, s, 2 * h}), dtype_name(dt), bytes, [=] {
+            auto x = at::randn({b, s, 2 * h}, on_gpu(dt));
             auto f = op<at::Tensor(const at::Tensor&, bool)>("geglu", "geglu");
             return std::function<at::Tensor()>([=] { return f.call(x, false); });
           }};
 }
 
-Case gelu_tanh(int64_t b, int64_t s, int64_t n) {
-  return {"gelu_tanh", str({b, s, n}), 2.0 * 2 * b * s * n, [=] {
-            auto x = at::randn({b, s, n}, bf16());
+Case gelu_tanh(int64_t b, int64_t s, int64_t n, ScalarType dt = at::kBFloat16) {
+  return {"gelu_tanh", str({b, s, n}), dtype_name(dt), esize(dt) * 2 * b * s * n, [=] {
+            auto x = at::randn({b, s, n}, on_gpu(dt));
             auto f = op<at::Tensor(const at::Tensor&)>("geglu", "gelu_tanh");
             return std::function<at::Tensor()>([=] { return f.call(x); });
           }};
@@ -154,7 +166,7 @@ const std::string& variant_id(const std::string& kernel) {
 }
 
 std::vector<Case> all_cases() {
-  return {rms({2, 2688, 2048}), rms({2, 8064, 2048}), rms({4, 4096, 3072}), rms({1, 8192, 4096}),
+  std::vector<Case> cases = {rms({2, 2688, 2048}), rms({2, 8064, 2048}), rms({4, 4096, 3072}), rms({1, 8192, 4096}),
           rms({1, 2048, 4096}), rms({1, 128, 4096}), rms({64, 1, 4096}), rms({1, 1, 4096}), rms({2, 128, 2048}),
           rms({1, 1024, 2048}), rms({2, 1024, 2048}), rms({4, 1024, 2048}), rms({1, 4096, 2048}),
           rms({2, 4096, 3072}), rms({1, 8192, 2048}), rms({2, 2310, 2048}), rms({2, 7392, 2048}),
@@ -163,6 +175,14 @@ std::vector<Case> all_cases() {
           rope_table(2, 7, 16, 24, false), rope_table(2, 7, 16, 24, true), rope_table(2, 21, 16, 24, false),
           rope_api(2, 2688), rope_api(2, 8064), adaln(2, 2688, 2048), adaln(2, 8064, 2048), geglu(2, 1024, 2048),
           geglu(2, 4096, 1280), geglu(2, 1024, 5120), geglu(2, 2688, 8192), gelu_tanh(2, 2688, 8192)};
+  // The fp16 / fp32 subset: the LTX and Qwen3 shapes of each op (baselines.py runs the same).
+  for (ScalarType dt : {at::kHalf, at::kFloat}) {
+    for (Case c : {rms({2, 2688, 2048}, dt), rms({4, 4096, 3072}, dt), rms({1, 8192, 32, 128}, dt),
+                   fused_add({2, 2688, 2048}, dt), rope_table(2, 7, 16, 24, false, dt), rope_table(2, 7, 16, 24, true, dt),
+                   adaln(2, 2688, 2048, dt), geglu(2, 2688, 8192, dt), gelu_tanh(2, 2688, 8192, dt)})
+      cases.push_back(std::move(c));
+  }
+  return cases;
 }
 
 }  // namespace khub_bench

@@ -12,6 +12,7 @@ namespace khub_bench {
 struct Case {
   std::string op;       // e.g. rms_norm
   std::string shape;    // e.g. [2,2688,2048]
+  std::string dtype;    // activations' dtype: bfloat16, float16 or float32
   double bytes = 0;     // minimum traffic: inputs read once + outputs written once
   // Makes one buffer set (inputs) and returns the call on it (returns an output to keep alive).
   std::function<std::function<at::Tensor()>()> make;

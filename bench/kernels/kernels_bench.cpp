@@ -5,7 +5,7 @@
 //  * warm: CUDA graph of 20 calls on one set, per-call time, median of 30 replays;
 //  * host: wall time per call of 200 back-to-back calls (host-bound for small shapes);
 //  * copy: 1 GiB device-to-device cudaMemcpyAsync, read + write bytes.
-// Usage: kernels_bench --out results.json [--commit SHA] [--filter substring]
+// Usage: kernels_bench --out results.json [--commit SHA] [--filter substring of op + shape + dtype]
 #include <ATen/cuda/CUDAGraph.h>
 #include <ATen/cuda/Sleep.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -69,7 +69,7 @@ nlohmann::json run_case(const Case& c, double l2_bytes) {
   check(cudaDeviceSynchronize(), "sync");
   const double host = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / 200;
 
-  return {{"op", c.op},          {"shape", c.shape},     {"dtype", "bfloat16"},     {"bytes", c.bytes},
+  return {{"op", c.op},          {"shape", c.shape},     {"dtype", c.dtype},        {"bytes", c.bytes},
           {"buffer_sets", sets}, {"cold_us", cold.median}, {"cold_p10_us", cold.p10}, {"cold_p90_us", cold.p90},
           {"graph_us", warm.median}, {"graph_p10_us", warm.p10}, {"graph_p90_us", warm.p90},
           {"host_loop_us", host},    {"cold_tbps", c.bytes / cold.median / 1e6},
@@ -111,12 +111,14 @@ int main(int argc, char** argv) try {
   std::printf("%s: %d SMs, L2 %.0f MB; copy 1 GiB d2d %.1f us = %.2f TB/s\n", prop.name, prop.multiProcessorCount,
               prop.l2CacheSize / 1e6, copy_us, copy);
   nlohmann::json results = nlohmann::json::array();
-  std::printf("%-28s %-22s %9s %9s %9s %7s %6s\n", "op", "shape", "cold_us", "graph_us", "host_us", "TB/s", "%copy");
+  std::printf("%-28s %-22s %-9s %9s %9s %9s %7s %6s\n", "op", "shape", "dtype", "cold_us", "graph_us", "host_us", "TB/s",
+              "%copy");
   for (const Case& c : khub_bench::all_cases()) {
-    if (!filter.empty() && (c.op + c.shape).find(filter) == std::string::npos) continue;
+    if (!filter.empty() && (c.op + c.shape + c.dtype).find(filter) == std::string::npos) continue;
     auto r = run_case(c, prop.l2CacheSize);
     r["pct_copy"] = 100.0 * r["cold_tbps"].get<double>() / copy;
-    std::printf("%-28s %-22s %9.2f %9.2f %9.2f %7.2f %6.1f\n", c.op.c_str(), c.shape.c_str(), r["cold_us"].get<double>(),
+    std::printf("%-28s %-22s %-9s %9.2f %9.2f %9.2f %7.2f %6.1f\n", c.op.c_str(), c.shape.c_str(), c.dtype.c_str(),
+                r["cold_us"].get<double>(),
                 r["graph_us"].get<double>(), r["host_loop_us"].get<double>(), r["cold_tbps"].get<double>(),
                 r["pct_copy"].get<double>());
     std::fflush(stdout);

@@ -8,11 +8,21 @@ import argparse
 import json
 
 
-def key(op, shape):
-    """Same key for the C++ shape string "[2,2688,2048]x2" and the Python list [2, 2688, 2048, "x2"]."""
+SHORT = {"bfloat16": "", "float16": " fp16", "float32": " fp32"}
+
+
+def key(r):
+    """Same key for a kernels_bench row (shape "[2,2688,2048]x2") and a baselines row (shape
+    [2, 2688, 2048, "x2"]); rows from before the dtype field are bf16."""
+    op, shape, dtype = r["op"], r["shape"], r.get("dtype", "bfloat16")
     if isinstance(shape, str):
-        return op, shape.replace("]x2", ",x2]")
-    return op, "[" + ",".join(str(v) for v in shape) + "]"
+        return op, shape.replace("]x2", ",x2]"), dtype
+    return op, "[" + ",".join(str(v) for v in shape) + "]", dtype
+
+
+def label(r):
+    """The shape column: the shape, and the dtype unless bf16."""
+    return r["shape"] + SHORT[r.get("dtype", "bfloat16")]
 
 
 def main():
@@ -26,7 +36,7 @@ def main():
     copy = kh["copy_tbps"]
     base = {}
     for r in bl["results"]:
-        base.setdefault(key(r["op"], r["shape"]), {})[r["baseline"]] = r
+        base.setdefault(key(r), {})[r["baseline"]] = r
     rows = []
     print(f"GPU {kh['gpu']}, torch {bl['torch']} (CUDA {bl['cuda']}), commit {kh['commit']}; copy 1 GiB "
           f"{kh['copy_tbps']:.2f} TB/s (C++ cudaMemcpyAsync), {bl['copy_tbps']:.2f} TB/s (tensor.copy_). "
@@ -36,24 +46,24 @@ def main():
           "| compile cold / graph | speed-up vs best |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in kh["results"]:
-        b = base.get(key(r["op"], r["shape"]), {})
+        b = base.get(key(r), {})
         eager = next((v for n, v in b.items() if n.startswith("eager")), None)
         frms = b.get("F.rms_norm")
         comp = b.get("torch.compile")
         best = min((v["cold_us"] for v in b.values()), default=None)
         fmt = lambda v: f"{v['cold_us']:.1f}" if v else "–"
         rows.append((r, best))
-        print(f"| {r['op']} | {r['shape']} | {r['cold_us']:.1f} | {r['graph_us']:.1f} | {r['cold_tbps']:.2f} | "
+        print(f"| {r['op']} | {label(r)} | {r['cold_us']:.1f} | {r['graph_us']:.1f} | {r['cold_tbps']:.2f} | "
               f"{100 * r['cold_tbps'] / copy:.0f} | {best:.1f} | {fmt(eager)} | {fmt(frms)} | "
               f"{(fmt(comp) + ' / ' + format(comp['graph_us'], '.1f')) if comp else '–'} | "
               f"{(best / r['cold_us']):.2f}× |" if best else
-              f"| {r['op']} | {r['shape']} | {r['cold_us']:.1f} | {r['graph_us']:.1f} | {r['cold_tbps']:.2f} | "
+              f"| {r['op']} | {label(r)} | {r['cold_us']:.1f} | {r['graph_us']:.1f} | {r['cold_tbps']:.2f} | "
               f"{100 * r['cold_tbps'] / copy:.0f} | – | – | – | – | – |")
     if a.png:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        labels = [f"{r['op'].replace('_table_qk', '').replace('apply_rotary_emb', 'rope')}\n{r['shape']}" for r, _ in rows]
+        labels = [f"{r['op'].replace('_table_qk', '').replace('apply_rotary_emb', 'rope')}\n{label(r)}" for r, _ in rows]
         pct = [100 * r["cold_tbps"] / copy for r, _ in rows]
         bpct = [100 * (r["bytes"] / b / 1e6) / copy if b else 0 for r, b in rows]
         fig, ax = plt.subplots(figsize=(max(12, len(rows) * 0.45), 6))
@@ -64,7 +74,7 @@ def main():
         ax.set_ylabel("% of measured copy bandwidth")
         ax.set_xticks(list(xs))
         ax.set_xticklabels(labels, rotation=90, fontsize=6)
-        ax.set_title(f"khub kernels on {kh['gpu']} (bf16, cold medians; copy {copy:.2f} TB/s)")
+        ax.set_title(f"khub kernels on {kh['gpu']} (bf16 unless marked, cold medians; copy {copy:.2f} TB/s)")
         ax.legend()
         fig.tight_layout()
         fig.savefig(a.png, dpi=110)
