@@ -4,7 +4,11 @@
 // GCC_12), which manylinux_2_28 does not allow (docs/kernels.md).
 #pragma once
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include "khub_kernels/types.h"
 
@@ -89,6 +93,32 @@ inline float load_as_float(const void* p, DType d, int64_t i) {
 
 inline int64_t row_offset(const RowLayout& l, int64_t row) {
   return (row / l.inner) * l.stride_outer + (row % l.inner) * l.stride_inner;
+}
+
+// True when this CPU and its OS support AVX2 and FMA (the OS saves the YMM registers). Read with
+// cpuid/xgetbv directly: __builtin_cpu_supports would pull libgcc's __cpu_model into the module.
+inline bool cpu_has_avx2_fma() {
+#if defined(__x86_64__)
+  static const bool ok = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) || !(c & bit_AVX) || !(c & bit_FMA)) return false;
+    unsigned lo = 0, hi = 0;
+    __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    if ((lo & 6u) != 6u) return false;  // XMM and YMM state
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX2);
+  }();
+  return ok;
+#else
+  return false;
+#endif
+}
+
+// Whether a call takes its AVX2 + FMA path: where the CPU has them, unless KHUB_KERNELS_CPU_BASELINE=1
+// (read on every call, so one process can run both paths; the tests do).
+inline bool use_avx2_fma() {
+  if (!cpu_has_avx2_fma()) return false;
+  const char* v = std::getenv("KHUB_KERNELS_CPU_BASELINE");
+  return !(v && v[0] == '1');
 }
 
 // Calls f.template operator()<T>() with T the storage type of d.
