@@ -219,6 +219,7 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
   }
   cuda::group_sum<G, 2>(ss, scratch);
   if (!active) return;
+  const float r[2] = {rsqrtf(ss[0] / static_cast<float>(n) + eps), rsqrtf(ss[1] / static_cast<float>(n) + eps)};
 #pragma unroll
   for (int c = 0; c < CH; ++c) {
     const int idx = (c * G + lane) * V;
@@ -228,7 +229,7 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
       float v[V];
 #pragma unroll
       for (int i = 0; i < V; ++i) v[i] = cuda::to_float(pk[j][c].t[i]);
-      rows[j].template store<V>(idx, v, rsqrtf(ss[j] / static_cast<float>(n) + eps), pre[c]);
+      rows[j].template store<V>(idx, v, r[j], pre[c]);
     }
   }
 }
