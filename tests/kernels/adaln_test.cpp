@@ -23,10 +23,11 @@ at::Tensor reference(const at::Tensor& x, const at::Tensor& scale, const at::Ten
   return xd * at::rsqrt(xd.pow(2).mean(-1, true) + eps) * (1 + scale) + shift;
 }
 
-// Chunk c of table [K, D] + temb [B, T, K*D] in float64: [B, T, D].
+// Chunk c of table [K, D] + temb [B, T, K*D]: [B, T, D], the sum rounded to the inputs' dtype as
+// the op documents (the model's own add of the two tensors rounds it), as float64.
 at::Tensor chunk(const at::Tensor& table, const at::Tensor& temb, int64_t c) {
   const int64_t dd = table.size(1);
-  return d(table[c]).view({1, 1, dd}) + d(temb).narrow(2, c * dd, dd);
+  return round_to(d(table[c]).view({1, 1, dd}) + d(temb).narrow(2, c * dd, dd), table.scalar_type());
 }
 
 class AdaLnTest : public ::testing::TestWithParam<at::ScalarType> {};

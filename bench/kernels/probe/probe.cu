@@ -15,6 +15,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../event_timing.h"
@@ -42,13 +43,14 @@ using khub_kernels::RowLayout;
 
 namespace {
 
-__global__ void fill_kernel(bf16* p, int64_t n, uint32_t seed, float scale, float offset) {
+template <typename T>
+__global__ void fill_kernel(T* p, int64_t n, uint32_t seed, float scale, float offset) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     uint32_t h = uint32_t(i) * 2654435761u ^ seed * 40503u ^ uint32_t(i >> 32) * 97u;
     h ^= h >> 15; h *= 2246822519u; h ^= h >> 13; h *= 3266489917u; h ^= h >> 16;
     // Sum of four 8-bit uniforms: roughly normal, mean 0, sd 1.
     const float u = float((h & 255) + ((h >> 8) & 255) + ((h >> 16) & 255) + (h >> 24)) / 255.f - 2.f;
-    p[i] = __float2bfloat16_rn(offset + scale * u * 1.7320508f);
+    p[i] = kc::from_float<T>(offset + scale * u * 1.7320508f);
   }
 }
 
@@ -57,9 +59,11 @@ __global__ void spin_kernel(long long cycles) {
   while (clock64() - t0 < cycles) {}
 }
 
+// 16-byte copy with the kernels' own load and store hints (ldg_stream, st.global.cs); with a plain
+// store it ran 2-3 % slower than cudaMemcpyAsync (docs/gpu-measurements.md, version 15).
 __global__ void copy_kernel(const uint4* __restrict__ a, uint4* __restrict__ b, int64_t n) {
   const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-  if (i < n) b[i] = kc::ldg_stream(a + i);
+  if (i < n) __stcs(b + i, kc::ldg_stream(a + i));
 }
 
 // copy16 plus a bf16 -> fp32 -> bf16 round trip with one multiply per element.
@@ -70,12 +74,13 @@ __global__ void convert_kernel(const uint4* __restrict__ a, uint4* __restrict__ 
   p.u = kc::ldg_stream(a + i);
 #pragma unroll
   for (int k = 0; k < 8; ++k) p.t[k] = __float2bfloat16_rn(__bfloat162float(p.t[k]) * 1.0001f);
-  b[i] = p.u;
+  __stcs(b + i, p.u);
 }
 
-bf16* alloc_fill(int64_t n, uint32_t seed, float scale = 1.f, float offset = 0.f) {
-  bf16* p = nullptr;
-  CHECK(cudaMalloc(&p, std::max<int64_t>(n, 8) * sizeof(bf16)));
+template <typename T = bf16>
+T* alloc_fill(int64_t n, uint32_t seed, float scale = 1.f, float offset = 0.f) {
+  T* p = nullptr;
+  CHECK(cudaMalloc(&p, std::max<int64_t>(n, 8) * sizeof(T)));
   fill_kernel<<<1024, 256>>>(p, n, seed, scale, offset);
   CHECK(cudaGetLastError());
   return p;
@@ -96,7 +101,9 @@ struct Workload {
   std::string op, shape;
   double bytes = 0;
   int sets = 0;
-  std::vector<std::pair<bf16*, int64_t>> outputs;  // of output set 0: pointer, elements
+  // Of output set 0: pointer, 16-bit words (2 per fp32 element: candidates are compared word by
+  // word, so "diff" counts differing words and "max" is meaningful for 16-bit types only).
+  std::vector<std::pair<void*, int64_t>> outputs;
   std::vector<std::pair<std::string, Call>> candidates;  // first = shipped
 };
 
@@ -129,8 +136,21 @@ float bf(uint16_t u) {
 std::string g_json;
 const char* g_once = nullptr;  // --once SUBSTR: run matching candidates once each (for ncu), no timing
 
+// filter: '|'-separated substrings of op + shape; empty runs everything.
+bool selected(const Workload& w, const std::string& filter) {
+  if (filter.empty()) return true;
+  size_t start = 0;
+  while (true) {
+    const size_t bar = filter.find('|', start);
+    const std::string part = filter.substr(start, bar == std::string::npos ? std::string::npos : bar - start);
+    if (!part.empty() && (w.op + w.shape).find(part) != std::string::npos) return true;
+    if (bar == std::string::npos) return false;
+    start = bar + 1;
+  }
+}
+
 void run(Workload& w, const std::string& filter) {
-  if (!filter.empty() && (w.op + w.shape).find(filter) == std::string::npos) return;
+  if (!selected(w, filter)) return;
   if (g_once) {
     for (auto& [name, call] : w.candidates)
       if (name.find(g_once) != std::string::npos || !std::strcmp(g_once, "all")) call(0, 0);
@@ -215,10 +235,28 @@ std::string dims(std::initializer_list<int64_t> d) {
   return s + "]";
 }
 
-std::vector<bf16*> fills(int count, int64_t n, uint32_t seed) {
-  std::vector<bf16*> v;
-  for (int i = 0; i < count; ++i) v.push_back(alloc_fill(n, seed + i));
+template <typename T = bf16>
+std::vector<T*> fills(int count, int64_t n, uint32_t seed) {
+  std::vector<T*> v;
+  for (int i = 0; i < count; ++i) v.push_back(alloc_fill<T>(n, seed + i));
   return v;
+}
+
+template <typename T>
+constexpr khub_kernels::DType dtype_of() {
+  if constexpr (std::is_same_v<T, float>) return khub_kernels::DType::F32;
+  else if constexpr (std::is_same_v<T, __half>) return khub_kernels::DType::F16;
+  else return khub_kernels::DType::BF16;
+}
+
+template <typename T>
+std::string dtype_suffix() {
+  return std::is_same_v<T, float> ? " f32" : std::is_same_v<T, __half> ? " f16" : "";
+}
+
+template <typename T>
+int64_t words(int64_t elements) {
+  return elements * int64_t(sizeof(T)) / 2;
 }
 
 // References: cudaMemcpyAsync and a 16-byte copy kernel moving the op's bytes (half read, half written).
@@ -242,34 +280,103 @@ void add_copies(Workload& w) {
                           }});
 }
 
-// ---- RMSNorm, and the fused residual add + RMSNorm when Residual ----------------------------------
-using RmsOp = khub_kernels::rmsnorm::RmsNormOp<bf16>;
+// ---- Streaming copies with other cache hints, vectors per thread and block sizes -----------------
+// Load: 0 ld.global.nc.L1::no_allocate (the kernels' ldg_stream), 1 ld.global (coherent, L1
+// allocating), 2 ld.global.nc, 3 ld.global.nc.L1::no_allocate.L2::256B (DRAM prefetch hint).
+// Store: 0 st.global, 1 st.global.cs (the kernels' st_out<true>).
+template <int Load>
+__device__ __forceinline__ uint4 load_policy(const uint4* p) {
+  uint4 v;
+  if constexpr (Load == 0)
+    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  else if constexpr (Load == 1)
+    asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  else if constexpr (Load == 2)
+    asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  else
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
 
-template <bool Residual>
+template <int U, int Load, int Store>
+__global__ void copy_policy_kernel(const uint4* __restrict__ a, uint4* __restrict__ b, int64_t n) {
+  const int64_t base = blockIdx.x * int64_t(blockDim.x) * U + threadIdx.x;
+  uint4 v[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+    if (base + u * blockDim.x < n) v[u] = load_policy<Load>(a + base + u * blockDim.x);
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    if (base + u * blockDim.x >= n) continue;
+    if constexpr (Store == 1) __stcs(b + base + u * blockDim.x, v[u]);
+    else b[base + u * blockDim.x] = v[u];
+  }
+}
+
+Workload copy_policies(int64_t bytes_each_way) {
+  Workload w;
+  w.op = "copy_policy";
+  w.shape = std::to_string(bytes_each_way >> 20) + "MiB";
+  w.bytes = 2.0 * bytes_each_way;
+  w.sets = sets_for(w.bytes);
+  const int64_t vecs = bytes_each_way / 16;
+  const auto a = fills<float>(w.sets, bytes_each_way / 4, 800);
+  const auto b = fills<float>(kGraphCalls, bytes_each_way / 4, 1);
+  w.outputs.push_back({b[0], bytes_each_way / 2});
+  auto add = [&](std::string name, auto kernel, int threads, int u) {
+    w.candidates.push_back({name, [=](int i, int o) {
+                              kernel<<<unsigned((vecs + threads * u - 1) / (threads * u)), threads, 0, g_stream>>>(
+                                  reinterpret_cast<const uint4*>(a[i]), reinterpret_cast<uint4*>(b[o]), vecs);
+                            }});
+  };
+  add("nc.noalloc / st, U1 256", copy_policy_kernel<1, 0, 0>, 256, 1);
+  w.candidates.push_back({"memcpy", [=](int i, int o) {
+                            CHECK(cudaMemcpyAsync(b[o], a[i], bytes_each_way, cudaMemcpyDeviceToDevice, g_stream));
+                          }});
+  add("nc.noalloc / st.cs, U1 256", copy_policy_kernel<1, 0, 1>, 256, 1);
+  add("ld / st, U1 256", copy_policy_kernel<1, 1, 0>, 256, 1);
+  add("nc / st, U1 256", copy_policy_kernel<1, 2, 0>, 256, 1);
+  add("nc.noalloc.L2::256B / st, U1 256", copy_policy_kernel<1, 3, 0>, 256, 1);
+  add("nc.noalloc.L2::256B / st.cs, U1 256", copy_policy_kernel<1, 3, 1>, 256, 1);
+  add("nc.noalloc / st, U1 128", copy_policy_kernel<1, 0, 0>, 128, 1);
+  add("nc.noalloc / st, U2 128", copy_policy_kernel<2, 0, 0>, 128, 2);
+  add("nc.noalloc / st, U2 256", copy_policy_kernel<2, 0, 0>, 256, 2);
+  add("nc.noalloc / st, U4 128", copy_policy_kernel<4, 0, 0>, 128, 4);
+  add("ld / st, U2 128", copy_policy_kernel<2, 1, 0>, 128, 2);
+  add("nc.noalloc.L2::256B / st, U2 128", copy_policy_kernel<2, 3, 0>, 128, 2);
+  add("nc.noalloc / st, U1 512", copy_policy_kernel<1, 0, 0>, 512, 1);
+  add("nc.noalloc / st, U1 1024", copy_policy_kernel<1, 0, 0>, 1024, 1);
+  return w;
+}
+
+// ---- RMSNorm, and the fused residual add + RMSNorm when Residual ----------------------------------
+template <typename T, bool Residual>
 Workload rms(int64_t rows, int n, std::string shape) {
+  using RmsOp = khub_kernels::rmsnorm::RmsNormOp<T>;
   Workload w;
   w.op = Residual ? "fused_add_rms_norm" : "rms_norm";
-  w.shape = shape;
-  w.bytes = (Residual ? 8.0 : 4.0) * rows * n + 2.0 * n;
+  w.shape = shape + dtype_suffix<T>();
+  w.bytes = ((Residual ? 4.0 : 2.0) * rows * n + n) * sizeof(T);
   w.sets = sets_for(w.bytes);
-  bf16* weight = alloc_fill(n, 7, 0.1f, 1.f);
-  const auto xs = fills(w.sets, rows * n, 100);
-  const auto rs = Residual ? fills(w.sets, rows * n, 600) : std::vector<bf16*>(w.sets, nullptr);
-  const auto outs = fills(kGraphCalls, rows * n, 1);
-  const auto routs = Residual ? fills(kGraphCalls, rows * n, 2) : std::vector<bf16*>(kGraphCalls, nullptr);
-  w.outputs.push_back({outs[0], rows * n});
-  if (Residual) w.outputs.push_back({routs[0], rows * n});
+  T* weight = alloc_fill<T>(n, 7, 0.1f, 1.f);
+  const auto xs = fills<T>(w.sets, rows * n, 100);
+  const auto rs = Residual ? fills<T>(w.sets, rows * n, 600) : std::vector<T*>(w.sets, nullptr);
+  const auto outs = fills<T>(kGraphCalls, rows * n, 1);
+  const auto routs = Residual ? fills<T>(kGraphCalls, rows * n, 2) : std::vector<T*>(kGraphCalls, nullptr);
+  w.outputs.push_back({outs[0], words<T>(rows * n)});
+  if (Residual) w.outputs.push_back({routs[0], words<T>(rows * n)});
   const RowLayout xl{rows, rows, 0, n};
   auto args = [=](int i, int o) {
     khub_kernels::rmsnorm::RmsNormArgs a;
-    a.dtype = khub_kernels::DType::BF16;
+    a.dtype = dtype_of<T>();
     a.x = xs[i];
     a.x_layout = xl;
     a.residual = rs[i];
     a.residual_layout = xl;
     a.residual_out = routs[o];
     a.weight = weight;
-    a.weight_dtype = khub_kernels::DType::BF16;
+    a.weight_dtype = dtype_of<T>();
     a.out = outs[o];
     a.n = n;
     a.eps = 1e-6f;
@@ -281,10 +388,84 @@ Workload rms(int64_t rows, int n, std::string shape) {
                           }});
   add_copies(w);
   auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
+  if constexpr (Residual) {
+    add("G64 CH4 MinB12", fast<RmsOp, 64, 4, 12>(op, rows, n, 1e-6f));
+    add("G64 CH4 MinB16", fast<RmsOp, 64, 4, 16>(op, rows, n, 1e-6f));
+    add("G128 CH2 MinB8", fast<RmsOp, 128, 2, 8>(op, rows, n, 1e-6f));
+    add("G128 CH2 MinB16", fast<RmsOp, 128, 2, 16>(op, rows, n, 1e-6f));
+    add("G128 CH4 MinB6", fast<RmsOp, 128, 4, 6>(op, rows, n, 1e-6f));
+    add("G128 CH4 MinB8", fast<RmsOp, 128, 4, 8>(op, rows, n, 1e-6f));
+    add("G256 CH1 MinB8", fast<RmsOp, 256, 1, 8>(op, rows, n, 1e-6f));
+    add("G256 CH2 MinB4", fast<RmsOp, 256, 2, 4>(op, rows, n, 1e-6f));
+    add("G256 CH2 MinB8", fast<RmsOp, 256, 2, 8>(op, rows, n, 1e-6f));
+    add("G512 CH1 MinB4", fast<RmsOp, 512, 1, 4>(op, rows, n, 1e-6f));
+  }
   return w;
 }
 
 // ---- AdaLN (table + temb, T = 1) ------------------------------------------------------------------
+__device__ __forceinline__ uint4 add_bf16x8(uint4 a, uint4 b) {
+  uint32_t* pa = &a.x;
+  const uint32_t* pb = &b.x;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    __nv_bfloat162 x, y;
+    std::memcpy(&x, pa + i, 4);
+    std::memcpy(&y, pb + i, 4);
+    x = __hadd2(x, y);
+    std::memcpy(pa + i, &x, 4);
+  }
+  return a;
+}
+
+// AdaLN, table form, with table + temb summed in bf16x2 (one rounding, as eager's bf16 add) and the
+// sums kept packed until the store: 8 instead of 32 registers of store operands per chunk, a third
+// of the modulation instructions. Early: fetched for every chunk before the reduction.
+struct AdaLnPackedOp {
+  using T = bf16;
+  using Base = khub_kernels::adaln::AdaLnOp<bf16, false, true>;
+  static constexpr bool kNorm = true;
+  static constexpr int kMinVec = 1;
+  static constexpr int kWideThreads = 0;
+  static constexpr int kEarlyChunks = 0;
+  Base base;
+
+  struct Row {
+    typename Base::Row b;
+    const bf16* x;
+    template <int V, bool Side>
+    __device__ void load(int idx, float (&v)[V]) const { b.template load<V, Side>(idx, v); }
+    template <int CH, int G>
+    __device__ void combine(kc::Pack16<bf16> (&)[CH], int, int) const {}
+    template <int V>
+    struct Pre {
+      uint4 sc, sh;
+    };
+    template <int V>
+    __device__ __forceinline__ void fetch(int idx, Pre<V>& p) const {
+      static_assert(V == 8);
+      p.sc = add_bf16x8(__ldg(reinterpret_cast<const uint4*>(b.scale.base + idx)),
+                        __ldg(reinterpret_cast<const uint4*>(b.scale.table + idx)));
+      p.sh = add_bf16x8(__ldg(reinterpret_cast<const uint4*>(b.shift.base + idx)),
+                        __ldg(reinterpret_cast<const uint4*>(b.shift.table + idx)));
+    }
+    template <int V>
+    __device__ __forceinline__ void store(int idx, const float (&v)[V], float r, const Pre<V>& p) const {
+      kc::Pack16<bf16> sc, sh;
+      sc.u = p.sc;
+      sh.u = p.sh;
+      float y[V];
+#pragma unroll
+      for (int i = 0; i < V; ++i) y[i] = v[i] * r * (1.f + kc::to_float(sc.t[i])) + kc::to_float(sh.t[i]);
+      kc::store_vec<bf16, V, true>(b.out + idx, y);
+    }
+  };
+  __device__ __forceinline__ Row row(int64_t r) const {
+    const auto br = base.row(r);
+    return Row{br, br.x};
+  }
+};
+
 Workload adaln(int64_t b, int64_t s, int n) {
   Workload w;
   w.op = "adaln_rms_table";
@@ -332,6 +513,13 @@ Workload adaln(int64_t b, int64_t s, int n) {
   add("G64 CH4 MinB20", fast<Op, 64, 4, 20>(op, rows, n, 1e-6f));
   add("G128 CH2 MinB10", fast<Op, 128, 2, 10>(op, rows, n, 1e-6f));
   add("G128 CH2 MinB12", fast<Op, 128, 2, 12>(op, rows, n, 1e-6f));
+  auto packed = [=](int i, int o) { return AdaLnPackedOp{op(i, o)}; };
+  add("packed G64 CH4 MinB12", fast<AdaLnPackedOp, 64, 4, 12>(packed, rows, n, 1e-6f));
+  add("packed G64 CH4 MinB16", fast<AdaLnPackedOp, 64, 4, 16>(packed, rows, n, 1e-6f));
+  add("packed G128 CH2 MinB8", fast<AdaLnPackedOp, 128, 2, 8>(packed, rows, n, 1e-6f));
+  add("packed G128 CH2 MinB12", fast<AdaLnPackedOp, 128, 2, 12>(packed, rows, n, 1e-6f));
+  add("packed early G64 CH4 MinB12", fast<AdaLnPackedOp, 64, 4, 12, true>(packed, rows, n, 1e-6f));
+  add("packed early G128 CH2 MinB8", fast<AdaLnPackedOp, 128, 2, 8, true>(packed, rows, n, 1e-6f));
   return w;
 }
 
@@ -426,21 +614,31 @@ Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
 }
 
 // ---- GEGLU / GELU-tanh ----------------------------------------------------------------------------
-template <khub_kernels::geglu::Act A, bool Gated>
+// The shipped GEGLU kernel at another unroll (vectors per thread) and block size.
+template <typename T, int U, khub_kernels::geglu::Act A, bool Gated, bool TileFastest>
+cudaError_t geglu_direct(const khub_kernels::geglu::GegluArgs& a, int threads, cudaStream_t stream) {
+  constexpr int V = 16 / sizeof(T);
+  const int64_t nvec = (a.n + V - 1) / V, tiles = (nvec + threads * U - 1) / (threads * U);
+  return kc::launch(khub_kernels::geglu::geglu_kernel<T, V, U, A, Gated, TileFastest>,
+                    dim3(unsigned(a.x_layout.rows * tiles)), dim3(threads), stream, static_cast<const T*>(a.x),
+                    a.x_layout, static_cast<T*>(a.out), a.n, unsigned(tiles));
+}
+
+template <typename T, khub_kernels::geglu::Act A, bool Gated>
 Workload geglu(int64_t b, int64_t s, int64_t n) {
   namespace gg = khub_kernels::geglu;
   Workload w;
   const int64_t rows = b * s, in = Gated ? 2 * n : n;
   w.op = Gated ? "geglu" : "gelu_tanh";
-  w.shape = dims({b, s, in});
-  w.bytes = 2.0 * rows * (in + n);
+  w.shape = dims({b, s, in}) + dtype_suffix<T>();
+  w.bytes = double(sizeof(T)) * rows * (in + n);
   w.sets = sets_for(w.bytes);
-  const auto xs = fills(w.sets, rows * in, 500);
-  const auto outs = fills(kGraphCalls, rows * n, 1);
-  w.outputs.push_back({outs[0], rows * n});
+  const auto xs = fills<T>(w.sets, rows * in, 500);
+  const auto outs = fills<T>(kGraphCalls, rows * n, 1);
+  w.outputs.push_back({outs[0], words<T>(rows * n)});
   auto args = [=](int i, int o) {
     gg::GegluArgs a;
-    a.dtype = khub_kernels::DType::BF16;
+    a.dtype = dtype_of<T>();
     a.x = xs[i];
     a.x_layout = RowLayout{rows, rows, 0, in};
     a.out = outs[o];
@@ -452,6 +650,13 @@ Workload geglu(int64_t b, int64_t s, int64_t n) {
   w.candidates.push_back({"shipped", [=](int i, int o) { CHECK(gg::launch_geglu(args(i, o), true, g_stream)); }});
   add_copies(w);
   w.candidates.push_back({"shipped, no PDL", no_pdl(w.candidates[0].second)});
+  auto direct = [&](const char* name, auto launch, int threads) {
+    w.candidates.push_back({name, [=](int i, int o) { CHECK(launch(args(i, o), threads, g_stream)); }});
+  };
+  direct("U1 tile-fastest", geglu_direct<T, 1, A, Gated, true>, 128);
+  direct("U1 row-fastest", geglu_direct<T, 1, A, Gated, false>, 128);
+  direct("U2 tile-fastest", geglu_direct<T, 2, A, Gated, true>, 128);
+  direct("U2 row-fastest", geglu_direct<T, 2, A, Gated, false>, 128);
   return w;
 }
 
@@ -473,23 +678,31 @@ int main(int argc, char** argv) {
               "TB/s", "gTB/s");
   using khub_kernels::geglu::Act;
   std::vector<std::function<Workload()>> all = {
-      [] { return rms<false>(5376, 2048, "[2,2688,2048]"); },
-      [] { return rms<false>(16128, 2048, "[2,8064,2048]"); },
-      [] { return rms<false>(8192, 4096, "[1,8192,4096]"); },
-      [] { return rms<false>(2048, 4096, "[1,2048,4096]"); },
-      [] { return rms<false>(16384, 3072, "[4,4096,3072]"); },
-      [] { return rms<false>(262144, 128, "[1,8192,32,128]"); },
-      [] { return rms<false>(64, 4096, "[64,1,4096]"); },
-      [] { return rms<false>(128, 4096, "[1,128,4096]"); },
-      [] { return rms<true>(5376, 2048, "[2,2688,2048]"); },
+      [] { return rms<bf16, false>(5376, 2048, "[2,2688,2048]"); },
+      [] { return rms<bf16, false>(16128, 2048, "[2,8064,2048]"); },
+      [] { return rms<bf16, false>(8192, 4096, "[1,8192,4096]"); },
+      [] { return rms<bf16, false>(2048, 4096, "[1,2048,4096]"); },
+      [] { return rms<bf16, false>(16384, 3072, "[4,4096,3072]"); },
+      [] { return rms<bf16, false>(262144, 128, "[1,8192,32,128]"); },
+      [] { return rms<bf16, false>(64, 4096, "[64,1,4096]"); },
+      [] { return rms<bf16, false>(128, 4096, "[1,128,4096]"); },
+      [] { return rms<bf16, true>(5376, 2048, "[2,2688,2048]"); },
       [] { return adaln(2, 2688, 2048); },
       [] { return adaln(2, 8064, 2048); },
       [] { return rope_table<false>(2, 7, 16, 24); },
       [] { return rope_table<true>(2, 7, 16, 24); },
       [] { return rope_table<false>(2, 21, 16, 24); },
-      [] { return geglu<Act::GeluErf, true>(2, 2688, 8192); },
-      [] { return geglu<Act::GeluErf, true>(2, 1024, 2048); },
-      [] { return geglu<Act::GeluTanh, false>(2, 2688, 8192); },
+      [] { return geglu<bf16, Act::GeluErf, true>(2, 2688, 8192); },
+      [] { return geglu<bf16, Act::GeluErf, true>(2, 1024, 2048); },
+      [] { return geglu<bf16, Act::GeluTanh, false>(2, 2688, 8192); },
+      [] { return rms<float, true>(5376, 2048, "[2,2688,2048]"); },
+      [] { return copy_policies(int64_t(176) << 20); },
+      [] { return copy_policies(int64_t(44) << 20); },
+      [] { return copy_policies(int64_t(11) << 20); },
+      [] { return rms<__half, true>(5376, 2048, "[2,2688,2048]"); },
+      [] { return geglu<float, Act::GeluErf, true>(2, 2688, 8192); },
+      [] { return geglu<__half, Act::GeluErf, true>(2, 2688, 8192); },
+      [] { return geglu<float, Act::GeluTanh, false>(2, 2688, 8192); },
   };
   for (auto& make : all) {
     Workload w = make();

@@ -1,6 +1,7 @@
 // AdaLN (LTX form): y = rms_norm_noweight(x, eps) * (1 + scale) + shift, optionally after the gated
 // residual h_new = h + gate * delta. Arguments shared by the CPU implementation and the CUDA
-// launcher; fp32 reductions and modulation, one rounding per output.
+// launcher. Modulation vectors (table + base) are rounded to the dtype, as the model's own add of
+// two such tensors rounds them; the reduction and the rest in fp32, one rounding per output.
 #pragma once
 #include <cstdint>
 

@@ -14,7 +14,10 @@ template <typename T>
 struct Mod {
   const T* table;
   const T* base;
-  float operator[](int64_t d) const { return (table ? to_float(table[d]) : 0.f) + to_float(base[d]); }
+  // Rounded to T like the CUDA kernel (and the model's own add of two T tensors).
+  float operator[](int64_t d) const {
+    return table ? round_to<T>(to_float(table[d]) + to_float(base[d])) : to_float(base[d]);
+  }
 };
 
 template <typename T>

@@ -6,17 +6,29 @@
 namespace khub_kernels::geglu {
 namespace {
 
-constexpr int kUnroll = 1;  // 2 measured slower on the H200 (docs/gpu-measurements.md)
+// Two 16-byte loads in flight per thread: GEGLU loads two operands per output vector (U = 1), the
+// plain GELU one, so it takes two output vectors a thread (U = 2). H200 probe (docs/gpu-measurements.md,
+// version 15): GELU-tanh [2,2688,8192] 52.6 -> 46.0 us with U = 2, at the copy floor; GEGLU ran
+// slower with U = 2 (70.1 -> 72.8).
+template <bool Gated>
+constexpr int kUnroll = Gated ? 1 : 2;
+
+// Block order: tile-fastest took fp32 GEGLU [2,2688,16384] from 130.2 to 124.2 us; for 16-bit
+// GEGLU row-fastest stayed ahead (68.7 vs 69.0, [2,1024,4096] 10.6 vs 11.0).
+template <typename T, bool Gated>
+constexpr bool kTileFastest = !(Gated && sizeof(T) == 2);
 
 template <typename T, int V, Act A, bool Gated>
 cudaError_t launch_vec(const GegluArgs& a, cudaStream_t stream) {
+  constexpr int U = kUnroll<Gated>;
   const int64_t nvec = (a.n + V - 1) / V;
-  const int threads = static_cast<int>(std::min<int64_t>(128, (nvec + kUnroll * 32 - 1) / (kUnroll * 32) * 32));
-  const int64_t tiles = (nvec + threads * kUnroll - 1) / (threads * kUnroll);
-  if (a.x_layout.rows > 0x7fffffffLL || tiles > 65535) return cudaErrorInvalidConfiguration;
-  const dim3 grid(static_cast<unsigned>(a.x_layout.rows), static_cast<unsigned>(tiles));
-  return cuda::launch(geglu_kernel<T, V, kUnroll, A, Gated>, grid, dim3(threads), stream,
-                      static_cast<const T*>(a.x), a.x_layout, static_cast<T*>(a.out), a.n);
+  const int threads = static_cast<int>(std::min<int64_t>(128, (nvec + U * 32 - 1) / (U * 32) * 32));
+  const int64_t tiles = (nvec + threads * U - 1) / (threads * U);
+  if (a.x_layout.rows * tiles > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
+  const dim3 grid(static_cast<unsigned>(a.x_layout.rows * tiles));
+  return cuda::launch(geglu_kernel<T, V, U, A, Gated, kTileFastest<T, Gated>>, grid, dim3(threads), stream,
+                      static_cast<const T*>(a.x), a.x_layout, static_cast<T*>(a.out), a.n,
+                      static_cast<unsigned>(tiles));
 }
 
 template <typename T, Act A, bool Gated>

@@ -35,18 +35,24 @@ __device__ __forceinline__ float gelu(float g) {
 }
 
 // Each thread handles U vectors of V outputs, U * blockDim.x vectors per block (tile), all loads
-// issued before the math.
-template <typename T, int V, int U, Act A, bool Gated>
+// issued before the math. The grid is one-dimensional; TileFastest numbers blocks row * tiles + tile
+// (blocks scheduled together stream through consecutive memory), otherwise tile * rows + row
+// (concurrent blocks one row apart). Which is faster depends on dtype and form (geglu.cu).
+template <typename T, int V, int U, Act A, bool Gated, bool TileFastest>
 __global__ void __launch_bounds__(128) geglu_kernel(const T* __restrict__ x, RowLayout xl, T* __restrict__ out,
-                                                    int64_t n) {
+                                                    int64_t n, unsigned tiles) {
   cuda::wait_for_previous_grid();
-  const int64_t row = blockIdx.x;
+  // The launcher keeps the grid one-dimensional and under 2^31 blocks: 32-bit division.
+  const unsigned block = blockIdx.x;
+  const unsigned rows = static_cast<unsigned>(xl.rows);
+  const int64_t row = TileFastest ? block / tiles : block % rows;
+  const int64_t tile = TileFastest ? block % tiles : block / rows;
   const T* xr = x + cuda::row_offset(xl, row);
   float h[U][V], g[U][V];
   int64_t col[U];
 #pragma unroll
   for (int u = 0; u < U; ++u) {
-    col[u] = ((static_cast<int64_t>(blockIdx.y) * U + u) * blockDim.x + threadIdx.x) * V;
+    col[u] = ((tile * U + u) * blockDim.x + threadIdx.x) * V;
     if (col[u] < n) {
       if constexpr (V * sizeof(T) == 16) {
         cuda::Pack16<T> ph, pg;

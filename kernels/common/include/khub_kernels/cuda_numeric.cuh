@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "khub_kernels/types.h"
 
@@ -85,6 +86,25 @@ __device__ __forceinline__ void store_vec(T* __restrict__ p, const float (&v)[V]
   } else {
 #pragma unroll
     for (int i = 0; i < V; ++i) p[i] = from_float<T>(v[i]);
+  }
+}
+
+// a + b for 16 bytes of T each, rounded once to T: the same bits as adding in fp32 and rounding
+// (the exact sum of two fp16 / bf16 values fits fp32 unless the smaller one is below half an ulp
+// of the larger), in one packed instruction per pair.
+template <typename T>
+__device__ __forceinline__ uint4 add_rounded(uint4 a, uint4 b) {
+  if constexpr (sizeof(T) == 4) {
+    return make_uint4(__float_as_uint(__uint_as_float(a.x) + __uint_as_float(b.x)),
+                      __float_as_uint(__uint_as_float(a.y) + __uint_as_float(b.y)),
+                      __float_as_uint(__uint_as_float(a.z) + __uint_as_float(b.z)),
+                      __float_as_uint(__uint_as_float(a.w) + __uint_as_float(b.w)));
+  } else {
+    using T2 = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
+    union { uint4 u; T2 t[4]; } x{a}, y{b};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) x.t[i] = __hadd2(x.t[i], y.t[i]);
+    return x.u;
   }
 }
 

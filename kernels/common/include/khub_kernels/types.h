@@ -19,7 +19,8 @@ struct RowLayout {
 };
 
 // A per-row modulation vector of length n for row (b, s), b = row / inner, s = row % inner:
-// value[d] = (table ? table[d] : 0) + base[b * stride_b + s * stride_s + d], in fp32.
+// value[d] = (table ? table[d] : 0) + base[b * stride_b + s * stride_s + d] (how it is rounded is
+// the op's to say).
 // base == nullptr means "absent" (the op decides what absent means).
 struct ModSource {
   const void* table = nullptr;
