@@ -388,6 +388,15 @@ Workload rms(int64_t rows, int n, std::string shape) {
                           }});
   add_copies(w);
   auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
+  if (n == 3072) {
+    add("G128 CH3 MinB8", fast<RmsOp, 128, 3, 8>(op, rows, n, 1e-6f));
+    add("G128 CH6 MinB4", fast<RmsOp, 128, 6, 4>(op, rows, n, 1e-6f));
+    add("G256 CH3 MinB4", fast<RmsOp, 256, 3, 4>(op, rows, n, 1e-6f));
+    add("G256 CH3 MinB5", fast<RmsOp, 256, 3, 5>(op, rows, n, 1e-6f));
+    add("G256 CH3 MinB6", fast<RmsOp, 256, 3, 6>(op, rows, n, 1e-6f));
+    add("G256 CH4 MinB4", fast<RmsOp, 256, 4, 4>(op, rows, n, 1e-6f));
+    add("G64 CH12 MinB8", fast<RmsOp, 64, 12, 8>(op, rows, n, 1e-6f));
+  }
   if constexpr (Residual) {
     add("G64 CH4 MinB12", fast<RmsOp, 64, 4, 12>(op, rows, n, 1e-6f));
     add("G64 CH4 MinB16", fast<RmsOp, 64, 4, 16>(op, rows, n, 1e-6f));
@@ -615,13 +624,13 @@ Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
 
 // ---- GEGLU / GELU-tanh ----------------------------------------------------------------------------
 // The shipped GEGLU kernel at another unroll (vectors per thread) and block size.
-template <typename T, int U, khub_kernels::geglu::Act A, bool Gated, bool TileFastest>
+template <typename T, int U, khub_kernels::geglu::Act A, bool Gated, bool TileX>
 cudaError_t geglu_direct(const khub_kernels::geglu::GegluArgs& a, int threads, cudaStream_t stream) {
   constexpr int V = 16 / sizeof(T);
-  const int64_t nvec = (a.n + V - 1) / V, tiles = (nvec + threads * U - 1) / (threads * U);
-  return kc::launch(khub_kernels::geglu::geglu_kernel<T, V, U, A, Gated, TileFastest>,
-                    dim3(unsigned(a.x_layout.rows * tiles)), dim3(threads), stream, static_cast<const T*>(a.x),
-                    a.x_layout, static_cast<T*>(a.out), a.n, unsigned(tiles));
+  const unsigned rows = unsigned(a.x_layout.rows), tiles = unsigned(((a.n + V - 1) / V + threads * U - 1) / (threads * U));
+  return kc::launch(khub_kernels::geglu::geglu_kernel<T, V, U, A, Gated, TileX>,
+                    TileX ? dim3(tiles, rows) : dim3(rows, tiles), dim3(threads), stream, static_cast<const T*>(a.x),
+                    a.x_layout, static_cast<T*>(a.out), a.n);
 }
 
 template <typename T, khub_kernels::geglu::Act A, bool Gated>
@@ -653,10 +662,10 @@ Workload geglu(int64_t b, int64_t s, int64_t n) {
   auto direct = [&](const char* name, auto launch, int threads) {
     w.candidates.push_back({name, [=](int i, int o) { CHECK(launch(args(i, o), threads, g_stream)); }});
   };
-  direct("U1 tile-fastest", geglu_direct<T, 1, A, Gated, true>, 128);
-  direct("U1 row-fastest", geglu_direct<T, 1, A, Gated, false>, 128);
-  direct("U2 tile-fastest", geglu_direct<T, 2, A, Gated, true>, 128);
-  direct("U2 row-fastest", geglu_direct<T, 2, A, Gated, false>, 128);
+  direct("U1 tiles in x", geglu_direct<T, 1, A, Gated, true>, 128);
+  direct("U1 rows in x", geglu_direct<T, 1, A, Gated, false>, 128);
+  direct("U2 tiles in x", geglu_direct<T, 2, A, Gated, true>, 128);
+  direct("U2 rows in x", geglu_direct<T, 2, A, Gated, false>, 128);
   return w;
 }
 
@@ -703,6 +712,8 @@ int main(int argc, char** argv) {
       [] { return geglu<float, Act::GeluErf, true>(2, 2688, 8192); },
       [] { return geglu<__half, Act::GeluErf, true>(2, 2688, 8192); },
       [] { return geglu<float, Act::GeluTanh, false>(2, 2688, 8192); },
+      [] { return geglu<__half, Act::GeluTanh, false>(2, 2688, 8192); },
+      [] { return rms<float, false>(16384, 3072, "[4,4096,3072]"); },
   };
   for (auto& make : all) {
     Workload w = make();

@@ -6,29 +6,26 @@
 namespace khub_kernels::geglu {
 namespace {
 
-// Two 16-byte loads in flight per thread: GEGLU loads two operands per output vector (U = 1), the
-// plain GELU one, so it takes two output vectors a thread (U = 2). H200 probe (docs/gpu-measurements.md,
-// version 15): GELU-tanh [2,2688,8192] 52.6 -> 46.0 us with U = 2, at the copy floor; GEGLU ran
-// slower with U = 2 (70.1 -> 72.8).
-template <bool Gated>
-constexpr int kUnroll = Gated ? 1 : 2;
+// One output vector a thread: two vectors (U = 2) measured within 1 % for GELU-tanh and 5 % slower
+// for GEGLU on the H200 (docs/gpu-measurements.md, version 15).
+constexpr int kUnroll = 1;
 
-// Block order: tile-fastest took fp32 GEGLU [2,2688,16384] from 130.2 to 124.2 us; for 16-bit
-// GEGLU row-fastest stayed ahead (68.7 vs 69.0, [2,1024,4096] 10.6 vs 11.0).
-template <typename T, bool Gated>
-constexpr bool kTileFastest = !(Gated && sizeof(T) == 2);
-
+// Tiles in grid x, rows in y (blocks scheduled together stream through consecutive memory): fp32
+// GEGLU [2,2688,16384] 129.6 -> 124.1 us, GELU-tanh 91.8 -> 86.3 / 47.6 -> 46.6 (fp32 / bf16), the
+// 16-bit GEGLU 0.5-1 % faster. Grid y holds at most 65535 rows; past that, rows go in x.
 template <typename T, int V, Act A, bool Gated>
 cudaError_t launch_vec(const GegluArgs& a, cudaStream_t stream) {
-  constexpr int U = kUnroll<Gated>;
-  const int64_t nvec = (a.n + V - 1) / V;
-  const int threads = static_cast<int>(std::min<int64_t>(128, (nvec + U * 32 - 1) / (U * 32) * 32));
-  const int64_t tiles = (nvec + threads * U - 1) / (threads * U);
-  if (a.x_layout.rows * tiles > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
-  const dim3 grid(static_cast<unsigned>(a.x_layout.rows * tiles));
-  return cuda::launch(geglu_kernel<T, V, U, A, Gated, kTileFastest<T, Gated>>, grid, dim3(threads), stream,
-                      static_cast<const T*>(a.x), a.x_layout, static_cast<T*>(a.out), a.n,
-                      static_cast<unsigned>(tiles));
+  const int64_t nvec = (a.n + V - 1) / V, rows = a.x_layout.rows;
+  const int threads = static_cast<int>(std::min<int64_t>(128, (nvec + kUnroll * 32 - 1) / (kUnroll * 32) * 32));
+  const int64_t tiles = (nvec + threads * kUnroll - 1) / (threads * kUnroll);
+  const auto x = static_cast<const T*>(a.x);
+  const auto out = static_cast<T*>(a.out);
+  if (rows <= 65535 && tiles <= 0x7fffffffLL)
+    return cuda::launch(geglu_kernel<T, V, kUnroll, A, Gated, true>, dim3(unsigned(tiles), unsigned(rows)),
+                        dim3(threads), stream, x, a.x_layout, out, a.n);
+  if (tiles > 65535 || rows > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
+  return cuda::launch(geglu_kernel<T, V, kUnroll, A, Gated, false>, dim3(unsigned(rows), unsigned(tiles)),
+                      dim3(threads), stream, x, a.x_layout, out, a.n);
 }
 
 template <typename T, Act A, bool Gated>

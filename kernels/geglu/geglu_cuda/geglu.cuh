@@ -35,18 +35,16 @@ __device__ __forceinline__ float gelu(float g) {
 }
 
 // Each thread handles U vectors of V outputs, U * blockDim.x vectors per block (tile), all loads
-// issued before the math. The grid is one-dimensional; TileFastest numbers blocks row * tiles + tile
-// (blocks scheduled together stream through consecutive memory), otherwise tile * rows + row
-// (concurrent blocks one row apart). Which is faster depends on dtype and form (geglu.cu).
-template <typename T, int V, int U, Act A, bool Gated, bool TileFastest>
+// issued before the math. TileX: grid (tiles, rows), so blocks scheduled together stream through
+// consecutive memory, the faster order on the H200 (geglu.cu); otherwise (rows, tiles), for more
+// than 65535 rows. Both read their coordinates straight from blockIdx: a 1D grid that divided the
+// block number cost GEGLU 2-3 % (docs/gpu-measurements.md, version 15).
+template <typename T, int V, int U, Act A, bool Gated, bool TileX>
 __global__ void __launch_bounds__(128) geglu_kernel(const T* __restrict__ x, RowLayout xl, T* __restrict__ out,
-                                                    int64_t n, unsigned tiles) {
+                                                    int64_t n) {
   cuda::wait_for_previous_grid();
-  // The launcher keeps the grid one-dimensional and under 2^31 blocks: 32-bit division.
-  const unsigned block = blockIdx.x;
-  const unsigned rows = static_cast<unsigned>(xl.rows);
-  const int64_t row = TileFastest ? block / tiles : block % rows;
-  const int64_t tile = TileFastest ? block % tiles : block / rows;
+  const int64_t row = TileX ? blockIdx.y : blockIdx.x;
+  const int64_t tile = TileX ? blockIdx.x : blockIdx.y;
   const T* xr = x + cuda::row_offset(xl, row);
   float h[U][V], g[U][V];
   int64_t col[U];
