@@ -6,25 +6,28 @@
 namespace khub_kernels::geglu {
 namespace {
 
-// One output vector a thread: two vectors (U = 2) measured within 1 % for GELU-tanh and 5 % slower
-// for GEGLU on the H200 (docs/gpu-measurements.md, version 15).
-constexpr int kUnroll = 1;
+// Output vectors a thread: GEGLU loads two operands per output vector and takes one (two ran 5 %
+// slower); the plain GELU takes two, so each thread still has two loads in flight (GELU-tanh in
+// kernels_bench 46.7 us with two, 50.0 with one; docs/gpu-measurements.md, version 15).
+template <bool Gated>
+constexpr int kUnroll = Gated ? 1 : 2;
 
 // Tiles in grid x, rows in y (blocks scheduled together stream through consecutive memory): fp32
 // GEGLU [2,2688,16384] 129.6 -> 124.1 us, GELU-tanh 91.8 -> 86.3 / 47.6 -> 46.6 (fp32 / bf16), the
 // 16-bit GEGLU 0.5-1 % faster. Grid y holds at most 65535 rows; past that, rows go in x.
 template <typename T, int V, Act A, bool Gated>
 cudaError_t launch_vec(const GegluArgs& a, cudaStream_t stream) {
+  constexpr int U = kUnroll<Gated>;
   const int64_t nvec = (a.n + V - 1) / V, rows = a.x_layout.rows;
-  const int threads = static_cast<int>(std::min<int64_t>(128, (nvec + kUnroll * 32 - 1) / (kUnroll * 32) * 32));
-  const int64_t tiles = (nvec + threads * kUnroll - 1) / (threads * kUnroll);
+  const int threads = static_cast<int>(std::min<int64_t>(128, (nvec + U * 32 - 1) / (U * 32) * 32));
+  const int64_t tiles = (nvec + threads * U - 1) / (threads * U);
   const auto x = static_cast<const T*>(a.x);
   const auto out = static_cast<T*>(a.out);
   if (rows <= 65535 && tiles <= 0x7fffffffLL)
-    return cuda::launch(geglu_kernel<T, V, kUnroll, A, Gated, true>, dim3(unsigned(tiles), unsigned(rows)),
+    return cuda::launch(geglu_kernel<T, V, U, A, Gated, true>, dim3(unsigned(tiles), unsigned(rows)),
                         dim3(threads), stream, x, a.x_layout, out, a.n);
   if (tiles > 65535 || rows > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
-  return cuda::launch(geglu_kernel<T, V, kUnroll, A, Gated, false>, dim3(unsigned(rows), unsigned(tiles)),
+  return cuda::launch(geglu_kernel<T, V, U, A, Gated, false>, dim3(unsigned(rows), unsigned(tiles)),
                       dim3(threads), stream, x, a.x_layout, out, a.n);
 }
 
