@@ -7,17 +7,18 @@ namespace khub_kernels::geglu {
 namespace {
 
 // Output vectors a thread: GEGLU loads two operands per output vector and takes one (two ran 5 %
-// slower); the plain GELU takes two, so each thread still has two loads in flight (GELU-tanh in
-// kernels_bench 46.7 us with two, 50.0 with one; docs/gpu-measurements.md, version 15).
-template <bool Gated>
-constexpr int kUnroll = Gated ? 1 : 2;
+// slower); the plain GELU in 16-bit takes two, so each thread still has two loads in flight
+// (kernels_bench GELU-tanh bf16 46.2 us with two, 50.0 with one); in fp32 one (probe 86.2 vs 87.5,
+// twice). docs/gpu-measurements.md, version 15.
+template <typename T, bool Gated>
+constexpr int kUnroll = Gated || sizeof(T) == 4 ? 1 : 2;
 
 // Tiles in grid x, rows in y (blocks scheduled together stream through consecutive memory): fp32
 // GEGLU [2,2688,16384] 129.6 -> 124.1 us, GELU-tanh 91.8 -> 86.3 / 47.6 -> 46.6 (fp32 / bf16), the
 // 16-bit GEGLU 0.5-1 % faster. Grid y holds at most 65535 rows; past that, rows go in x.
 template <typename T, int V, Act A, bool Gated>
 cudaError_t launch_vec(const GegluArgs& a, cudaStream_t stream) {
-  constexpr int U = kUnroll<Gated>;
+  constexpr int U = kUnroll<T, Gated>;
   const int64_t nvec = (a.n + V - 1) / V, rows = a.x_layout.rows;
   const int threads = static_cast<int>(std::min<int64_t>(128, (nvec + U * 32 - 1) / (U * 32) * 32));
   const int64_t tiles = (nvec + threads * U - 1) / (threads * U);
