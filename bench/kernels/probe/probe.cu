@@ -214,9 +214,9 @@ void run(Workload& w, const std::string& filter) {
 
 // The shipped row kernel at another group size, chunk count or register budget (min blocks/SM),
 // or another fetch order.
-template <typename Op, int G, int CH, int MinB, bool Early = kc::early_fetch<Op, CH>(), typename MakeOp>
+template <typename Op, int G, int CH, int MinB, kc::Fetch F = kc::default_fetch<Op, CH>(), typename MakeOp>
 Call fast(MakeOp make, int64_t rows, int n, float eps) {
-  return [=](int i, int o) { CHECK(kc::launch_fast<Op, G, CH, MinB, Early>(make(i, o), rows, n, eps, g_stream)); };
+  return [=](int i, int o) { CHECK(kc::launch_fast<Op, G, CH, MinB, F>(make(i, o), rows, n, eps, g_stream)); };
 }
 
 // A candidate launched without programmatic dependent launch.
@@ -389,6 +389,13 @@ Workload rms(int64_t rows, int n, std::string shape) {
                           }});
   add_copies(w);
   auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
+  if constexpr (!Residual) {
+    if (n == 2048 || n == 4096) {
+      constexpr auto after = kc::Fetch::AfterReduction;
+      add("after-reduction G128 CH2 MinB12", fast<RmsOp, 128, 2, 12, after>(op, rows, n, 1e-6f));
+      add("after-reduction G256 CH2 MinB6", fast<RmsOp, 256, 2, 6, after>(op, rows, n, 1e-6f));
+    }
+  }
   if (n == 3072) {
     add("G128 CH3 MinB8", fast<RmsOp, 128, 3, 8>(op, rows, n, 1e-6f));
     add("G128 CH6 MinB4", fast<RmsOp, 128, 6, 4>(op, rows, n, 1e-6f));
@@ -397,6 +404,14 @@ Workload rms(int64_t rows, int n, std::string shape) {
     add("G256 CH3 MinB6", fast<RmsOp, 256, 3, 6>(op, rows, n, 1e-6f));
     add("G256 CH4 MinB4", fast<RmsOp, 256, 4, 4>(op, rows, n, 1e-6f));
     add("G64 CH12 MinB8", fast<RmsOp, 64, 12, 8>(op, rows, n, 1e-6f));
+    add("G256 CH3 MinB8", fast<RmsOp, 256, 3, 8>(op, rows, n, 1e-6f));
+    add("G128 CH6 MinB8", fast<RmsOp, 128, 6, 8>(op, rows, n, 1e-6f));
+  }
+  if (n == 128) {  // q/k heads: shipped 8 x 2 (bf16) or 16 x 2 (fp32)
+    add("G8 CH4 MinB16", fast<RmsOp, 8, 4, 16>(op, rows, n, 1e-6f));
+    add("G16 CH2 MinB16", fast<RmsOp, 16, 2, 16>(op, rows, n, 1e-6f));
+    add("G32 CH1 MinB16", fast<RmsOp, 32, 1, 16>(op, rows, n, 1e-6f));
+    add("G16 CH1 MinB16", fast<RmsOp, 16, 1, 16>(op, rows, n, 1e-6f));
   }
   if constexpr (Residual) {
     add("G64 CH4 MinB12", fast<RmsOp, 64, 4, 12>(op, rows, n, 1e-6f));
@@ -523,13 +538,18 @@ Workload adaln(int64_t b, int64_t s, int n) {
   add("G64 CH4 MinB20", fast<Op, 64, 4, 20>(op, rows, n, 1e-6f));
   add("G128 CH2 MinB10", fast<Op, 128, 2, 10>(op, rows, n, 1e-6f));
   add("G128 CH2 MinB12", fast<Op, 128, 2, 12>(op, rows, n, 1e-6f));
+  constexpr auto after = kc::Fetch::AfterReduction;
+  add("after-reduction G64 CH4 MinB12", fast<Op, 64, 4, 12, after>(op, rows, n, 1e-6f));
+  add("after-reduction G64 CH4 MinB16", fast<Op, 64, 4, 16, after>(op, rows, n, 1e-6f));
+  add("after-reduction G128 CH2 MinB8", fast<Op, 128, 2, 8, after>(op, rows, n, 1e-6f));
+  add("after-reduction G128 CH2 MinB12", fast<Op, 128, 2, 12, after>(op, rows, n, 1e-6f));
   auto packed = [=](int i, int o) { return AdaLnPackedOp{op(i, o)}; };
   add("packed G64 CH4 MinB12", fast<AdaLnPackedOp, 64, 4, 12>(packed, rows, n, 1e-6f));
   add("packed G64 CH4 MinB16", fast<AdaLnPackedOp, 64, 4, 16>(packed, rows, n, 1e-6f));
   add("packed G128 CH2 MinB8", fast<AdaLnPackedOp, 128, 2, 8>(packed, rows, n, 1e-6f));
   add("packed G128 CH2 MinB12", fast<AdaLnPackedOp, 128, 2, 12>(packed, rows, n, 1e-6f));
-  add("packed early G64 CH4 MinB12", fast<AdaLnPackedOp, 64, 4, 12, true>(packed, rows, n, 1e-6f));
-  add("packed early G128 CH2 MinB8", fast<AdaLnPackedOp, 128, 2, 8, true>(packed, rows, n, 1e-6f));
+  add("packed early G64 CH4 MinB12", fast<AdaLnPackedOp, 64, 4, 12, kc::Fetch::Early>(packed, rows, n, 1e-6f));
+  add("packed early G128 CH2 MinB8", fast<AdaLnPackedOp, 128, 2, 8, kc::Fetch::Early>(packed, rows, n, 1e-6f));
   return w;
 }
 
@@ -715,6 +735,7 @@ int main(int argc, char** argv) {
       [] { return geglu<float, Act::GeluTanh, false>(2, 2688, 8192); },
       [] { return geglu<__half, Act::GeluTanh, false>(2, 2688, 8192); },
       [] { return rms<float, false>(16384, 3072, "[4,4096,3072]"); },
+      [] { return rms<float, false>(262144, 128, "[1,8192,32,128]"); },
   };
   for (auto& make : all) {
     Workload w = make();

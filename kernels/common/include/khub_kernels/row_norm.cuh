@@ -6,7 +6,7 @@
 //   static constexpr bool kNorm;                   false: no reduction, r = 1
 //   static constexpr int kMinVec;                  1, or 2 when the store needs element pairs
 //   static constexpr int kWideThreads;             0, or threads per SM of the wide groups: see wide_group()
-//   static constexpr int kEarlyChunks;              see early_fetch()
+//   static constexpr int kEarlyChunks;              see default_fetch()
 //   struct Row { const T* x;                                                     // row start
 //                template <int V, bool Side> void load(int idx, float (&v)[V]);   // pre-norm values
 //                template <int CH, int G> void combine(Pack16<T> (&pk)[CH], int lane, int n);
@@ -17,9 +17,8 @@
 // load() returns values exactly representable in T; with Side it also writes side outputs (new
 // residuals); the element path uses it. The 16-byte path loads x itself and calls combine() to
 // fold in the other inputs chunk-wise (same rounding as load()). fetch() loads what store() needs
-// besides the row (weight, modulation, trig) into registers. The 16-byte path issues it for every
-// chunk before the reduction when CH <= Op::kEarlyChunks (those loads then overlap the row's
-// instead of following the reduction), else per chunk just before its store. idx is a multiple of V.
+// besides the row (weight, modulation, trig) into registers; when the 16-byte path issues it is a
+// template choice (Fetch, below). idx is a multiple of V.
 #pragma once
 #include <algorithm>
 
@@ -73,16 +72,21 @@ constexpr int row_threads() {
   return G > 32 ? G : kRowBlock;
 }
 
-// Early: fetch() for every chunk before the reduction; otherwise each chunk fetches just before its
-// store. Op::kEarlyChunks is the most chunks for which early paid on the H200: the fused norm +
-// RoPE gained 1.3 us (of 39); RMSNorm, AdaLN and plain RoPE lost 1-4 us, their prefetched
-// registers crowding the row or spilling (docs/gpu-measurements.md, version 11).
+// When fetch() runs for a chunk. AtStore: just before that chunk's store. Early: for every chunk
+// before the reduction (its loads overlap the row's). AfterReduction: for every chunk between the
+// reduction and the first store, so those loads overlap one another instead of each waiting behind
+// the previous chunk's store, and nothing extra is held across the reduction (not yet measured).
+// Op::kEarlyChunks is the most chunks for which Early paid on the H200: the fused norm + RoPE
+// gained 1.3 us (of 39); RMSNorm, AdaLN and plain RoPE lost 1-4 us, their prefetched registers
+// crowding the row or spilling (docs/gpu-measurements.md, version 11).
+enum class Fetch { AtStore, Early, AfterReduction };
+
 template <typename Op, int CH>
-constexpr bool early_fetch() {
-  return CH <= Op::kEarlyChunks;
+constexpr Fetch default_fetch() {
+  return CH <= Op::kEarlyChunks ? Fetch::Early : Fetch::AtStore;
 }
 
-template <typename Op, int G, int CH, int MinBlocks = 768 / row_threads<G>(), bool Early = early_fetch<Op, CH>()>
+template <typename Op, int G, int CH, int MinBlocks = 768 / row_threads<G>(), Fetch F = default_fetch<Op, CH>()>
 __global__ void __launch_bounds__(row_threads<G>(), MinBlocks)
     row_norm_fast_kernel(const Op op, int64_t rows, int n, float eps) {
   using T = typename Op::T;
@@ -95,7 +99,7 @@ __global__ void __launch_bounds__(row_threads<G>(), MinBlocks)
   const int64_t row = static_cast<int64_t>(blockIdx.x) * RPB + threadIdx.x / G;
   const bool active = row < rows;
   Pack16<T> pk[CH];
-  Pre pre[Early ? CH : 1];
+  Pre pre[F == Fetch::AtStore ? 1 : CH];
   float ss = 0.f;
   typename Op::Row rc{};
   if (active) {
@@ -108,7 +112,7 @@ __global__ void __launch_bounds__(row_threads<G>(), MinBlocks)
       if (idx < n) pk[c].u = ldg_stream(rc.x + idx);
     }
     rc.template combine<CH, G>(pk, lane, n);
-    if constexpr (Early) {
+    if constexpr (F == Fetch::Early) {
 #pragma unroll
       for (int c = 0; c < CH; ++c)
         if ((c * G + lane) * V < n) rc.template fetch<V>((c * G + lane) * V, pre[c]);
@@ -134,6 +138,11 @@ __global__ void __launch_bounds__(row_threads<G>(), MinBlocks)
     __syncwarp();
   }
   if (active) {
+    if constexpr (F == Fetch::AfterReduction) {
+#pragma unroll
+      for (int c = 0; c < CH; ++c)
+        if ((c * G + lane) * V < n) rc.template fetch<V>((c * G + lane) * V, pre[c]);
+    }
 #pragma unroll
     for (int c = 0; c < CH; ++c) {
       const int idx = (c * G + lane) * V;
@@ -141,8 +150,8 @@ __global__ void __launch_bounds__(row_threads<G>(), MinBlocks)
         float v[V];
 #pragma unroll
         for (int i = 0; i < V; ++i) v[i] = to_float(pk[c].t[i]);
-        if constexpr (!Early) rc.template fetch<V>(idx, pre[0]);
-        rc.template store<V>(idx, v, r, pre[Early ? c : 0]);
+        if constexpr (F == Fetch::AtStore) rc.template fetch<V>(idx, pre[0]);
+        rc.template store<V>(idx, v, r, pre[F == Fetch::AtStore ? 0 : c]);
       }
     }
   }
@@ -199,13 +208,13 @@ inline RowConfig choose_row_config(int64_t n, int vec) {
   return {0, 0};
 }
 
-template <typename Op, int G, int CH, int MinBlocks = 768 / row_threads<G>(), bool Early = early_fetch<Op, CH>()>
+template <typename Op, int G, int CH, int MinBlocks = 768 / row_threads<G>(), Fetch F = default_fetch<Op, CH>()>
 cudaError_t launch_fast(const Op& op, int64_t rows, int n, float eps, cudaStream_t stream) {
   constexpr int threads = row_threads<G>();
   constexpr int rpb = threads / G;
   const int64_t blocks = (rows + rpb - 1) / rpb;
   if (blocks > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
-  return launch(row_norm_fast_kernel<Op, G, CH, MinBlocks, Early>, dim3(static_cast<unsigned>(blocks)), dim3(threads),
+  return launch(row_norm_fast_kernel<Op, G, CH, MinBlocks, F>, dim3(static_cast<unsigned>(blocks)), dim3(threads),
                 stream, op, rows, n, eps);
 }
 
