@@ -635,6 +635,8 @@ Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
     token("token G128 CH2 MinB8", r3::launch_rope_norm_token<bf16, 128, 2, 8>);
     token("token G128 CH2 MinB6", r3::launch_rope_norm_token<bf16, 128, 2, 6>);
     token("token G256 CH1 MinB4", r3::launch_rope_norm_token<bf16, 256, 1, 4>);
+    token("token weights first G128 CH2 MinB8", r3::launch_rope_norm_token<bf16, 128, 2, 8, true>);
+    token("token weights first G128 CH2 MinB6", r3::launch_rope_norm_token<bf16, 128, 2, 6, true>);
   } else {
     add("before: G64 CH4 MinB12", fast<Op, 64, 4, 12>(op, rows, d, 1e-5f));
     add("G128 CH2 MinB10", fast<Op, 128, 2, 10>(op, rows, d, 1e-5f));

@@ -165,6 +165,23 @@ struct RopeRowOp {
         rotate_store<T, V, StreamOut>(out + idx, y, p.c, p.s);
       }
     }
+
+    // store() with the weight already loaded (16 bytes of a T weight, as weight_raw() returns it):
+    // lets a caller request every chunk's weight before the first store. Same values as store().
+    __device__ __forceinline__ uint4 weight_raw(int idx) const {
+      return __ldg(reinterpret_cast<const uint4*>(static_cast<const T*>(w) + idx));
+    }
+    template <int V>
+    __device__ __forceinline__ void store_weighted(int idx, const float (&v)[V], float r, const Pre<V>& p,
+                                                   uint4 wraw) const {
+      static_assert(Norm && M != TrigMode::Api && V * sizeof(T) == 16);
+      cuda::Pack16<T> wp;
+      wp.u = wraw;
+      float y[V];
+#pragma unroll
+      for (int i = 0; i < V; ++i) y[i] = cuda::to_float(wp.t[i]) * (v[i] * r);
+      rotate_store<T, V, StreamOut>(out + idx, y, p.c, p.s);
+    }
   };
 
   __device__ __forceinline__ Row row(int64_t r) const {
@@ -179,7 +196,10 @@ struct RopeRowOp {
 // same CH chunks of the token's q row and k row, fetches their trig once (before the reduction),
 // reduces both sums in one step and stores both rows. Against one group per row this halves the
 // trig gathers and their registers and the barriers per row.
-template <typename T, int G, int CH, int MinBlocks>
+// WeightsFirst (a probe candidate, not yet measured): with T weights on q and k, every chunk's
+// weights are requested after the reduction, before the first store, instead of each just before
+// its store (behind the previous store).
+template <typename T, int G, int CH, int MinBlocks, bool WeightsFirst = false>
 __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     rope_norm_token_kernel(const RopeRowOp<T, true, TrigMode::Table> op, int64_t tokens, int n, float eps) {
   using Row = typename RopeRowOp<T, true, TrigMode::Table>::Row;
@@ -220,6 +240,15 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
   cuda::group_sum<G, 2>(ss, scratch);
   if (!active) return;
   const float r[2] = {rsqrtf(ss[0] / static_cast<float>(n) + eps), rsqrtf(ss[1] / static_cast<float>(n) + eps)};
+  const bool weights_first = WeightsFirst && rows[0].w && rows[1].w && !rows[0].w_f32;
+  uint4 wraw[WeightsFirst ? 2 : 1][WeightsFirst ? CH : 1];
+  if (WeightsFirst && weights_first) {
+#pragma unroll
+    for (int c = 0; c < CH; ++c)
+      if ((c * G + lane) * V < n)
+#pragma unroll
+        for (int j = 0; j < 2; ++j) wraw[WeightsFirst ? j : 0][WeightsFirst ? c : 0] = rows[j].weight_raw((c * G + lane) * V);
+  }
 #pragma unroll
   for (int c = 0; c < CH; ++c) {
     const int idx = (c * G + lane) * V;
@@ -229,18 +258,21 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
       float v[V];
 #pragma unroll
       for (int i = 0; i < V; ++i) v[i] = cuda::to_float(pk[j][c].t[i]);
-      rows[j].template store<V>(idx, v, r[j], pre[c]);
+      if (WeightsFirst && weights_first)
+        rows[j].template store_weighted<V>(idx, v, r[j], pre[c], wraw[WeightsFirst ? j : 0][WeightsFirst ? c : 0]);
+      else
+        rows[j].template store<V>(idx, v, r[j], pre[c]);
     }
   }
 }
 
-template <typename T, int G, int CH, int MinBlocks>
+template <typename T, int G, int CH, int MinBlocks, bool WeightsFirst = false>
 cudaError_t launch_rope_norm_token(const RopeRowOp<T, true, TrigMode::Table>& op, int64_t tokens, int n, float eps,
                                    cudaStream_t stream) {
   constexpr int tpb = cuda::row_threads<G>() / G;
   const int64_t blocks = (tokens + tpb - 1) / tpb;
   if (blocks > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
-  return cuda::launch(rope_norm_token_kernel<T, G, CH, MinBlocks>, dim3(static_cast<unsigned>(blocks)),
+  return cuda::launch(rope_norm_token_kernel<T, G, CH, MinBlocks, WeightsFirst>, dim3(static_cast<unsigned>(blocks)),
                       dim3(cuda::row_threads<G>()), stream, op, tokens, n, eps);
 }
 
