@@ -240,14 +240,17 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
   cuda::group_sum<G, 2>(ss, scratch);
   if (!active) return;
   const float r[2] = {rsqrtf(ss[0] / static_cast<float>(n) + eps), rsqrtf(ss[1] / static_cast<float>(n) + eps)};
-  const bool weights_first = WeightsFirst && rows[0].w && rows[1].w && !rows[0].w_f32;
-  uint4 wraw[WeightsFirst ? 2 : 1][WeightsFirst ? CH : 1];
-  if (WeightsFirst && weights_first) {
+  uint4 wraw[2][CH];
+  bool weights_first = false;
+  if constexpr (WeightsFirst) {
+    weights_first = rows[0].w && rows[1].w && !rows[0].w_f32;
+    if (weights_first) {
 #pragma unroll
-    for (int c = 0; c < CH; ++c)
-      if ((c * G + lane) * V < n)
+      for (int c = 0; c < CH; ++c)
+        if ((c * G + lane) * V < n)
 #pragma unroll
-        for (int j = 0; j < 2; ++j) wraw[WeightsFirst ? j : 0][WeightsFirst ? c : 0] = rows[j].weight_raw((c * G + lane) * V);
+          for (int j = 0; j < 2; ++j) wraw[j][c] = rows[j].weight_raw((c * G + lane) * V);
+    }
   }
 #pragma unroll
   for (int c = 0; c < CH; ++c) {
@@ -258,8 +261,8 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
       float v[V];
 #pragma unroll
       for (int i = 0; i < V; ++i) v[i] = cuda::to_float(pk[j][c].t[i]);
-      if (WeightsFirst && weights_first)
-        rows[j].template store_weighted<V>(idx, v, r[j], pre[c], wraw[WeightsFirst ? j : 0][WeightsFirst ? c : 0]);
+      if (weights_first)
+        rows[j].template store_weighted<V>(idx, v, r[j], pre[c], wraw[j][c]);
       else
         rows[j].template store<V>(idx, v, r[j], pre[c]);
     }
