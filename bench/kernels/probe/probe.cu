@@ -429,68 +429,6 @@ Workload rms(int64_t rows, int n, std::string shape) {
 }
 
 // ---- AdaLN (table + temb, T = 1) ------------------------------------------------------------------
-__device__ __forceinline__ uint4 add_bf16x8(uint4 a, uint4 b) {
-  uint32_t* pa = &a.x;
-  const uint32_t* pb = &b.x;
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    __nv_bfloat162 x, y;
-    std::memcpy(&x, pa + i, 4);
-    std::memcpy(&y, pb + i, 4);
-    x = __hadd2(x, y);
-    std::memcpy(pa + i, &x, 4);
-  }
-  return a;
-}
-
-// AdaLN, table form, with table + temb summed in bf16x2 (one rounding, as eager's bf16 add) and the
-// sums kept packed until the store: 8 instead of 32 registers of store operands per chunk, a third
-// of the modulation instructions. Early: fetched for every chunk before the reduction.
-struct AdaLnPackedOp {
-  using T = bf16;
-  using Base = khub_kernels::adaln::AdaLnOp<bf16, false, true>;
-  static constexpr bool kNorm = true;
-  static constexpr int kMinVec = 1;
-  static constexpr int kWideThreads = 0;
-  static constexpr int kEarlyChunks = 0;
-  Base base;
-
-  struct Row {
-    typename Base::Row b;
-    const bf16* x;
-    template <int V, bool Side>
-    __device__ void load(int idx, float (&v)[V]) const { b.template load<V, Side>(idx, v); }
-    template <int CH, int G>
-    __device__ void combine(kc::Pack16<bf16> (&)[CH], int, int) const {}
-    template <int V>
-    struct Pre {
-      uint4 sc, sh;
-    };
-    template <int V>
-    __device__ __forceinline__ void fetch(int idx, Pre<V>& p) const {
-      static_assert(V == 8);
-      p.sc = add_bf16x8(__ldg(reinterpret_cast<const uint4*>(b.scale.base + idx)),
-                        __ldg(reinterpret_cast<const uint4*>(b.scale.table + idx)));
-      p.sh = add_bf16x8(__ldg(reinterpret_cast<const uint4*>(b.shift.base + idx)),
-                        __ldg(reinterpret_cast<const uint4*>(b.shift.table + idx)));
-    }
-    template <int V>
-    __device__ __forceinline__ void store(int idx, const float (&v)[V], float r, const Pre<V>& p) const {
-      kc::Pack16<bf16> sc, sh;
-      sc.u = p.sc;
-      sh.u = p.sh;
-      float y[V];
-#pragma unroll
-      for (int i = 0; i < V; ++i) y[i] = v[i] * r * (1.f + kc::to_float(sc.t[i])) + kc::to_float(sh.t[i]);
-      kc::store_vec<bf16, V, true>(b.out + idx, y);
-    }
-  };
-  __device__ __forceinline__ Row row(int64_t r) const {
-    const auto br = base.row(r);
-    return Row{br, br.x};
-  }
-};
-
 Workload adaln(int64_t b, int64_t s, int n) {
   Workload w;
   w.op = "adaln_rms_table";
@@ -543,13 +481,9 @@ Workload adaln(int64_t b, int64_t s, int n) {
   add("after-reduction G64 CH4 MinB16", fast<Op, 64, 4, 16, after>(op, rows, n, 1e-6f));
   add("after-reduction G128 CH2 MinB8", fast<Op, 128, 2, 8, after>(op, rows, n, 1e-6f));
   add("after-reduction G128 CH2 MinB12", fast<Op, 128, 2, 12, after>(op, rows, n, 1e-6f));
-  auto packed = [=](int i, int o) { return AdaLnPackedOp{op(i, o)}; };
-  add("packed G64 CH4 MinB12", fast<AdaLnPackedOp, 64, 4, 12>(packed, rows, n, 1e-6f));
-  add("packed G64 CH4 MinB16", fast<AdaLnPackedOp, 64, 4, 16>(packed, rows, n, 1e-6f));
-  add("packed G128 CH2 MinB8", fast<AdaLnPackedOp, 128, 2, 8>(packed, rows, n, 1e-6f));
-  add("packed G128 CH2 MinB12", fast<AdaLnPackedOp, 128, 2, 12>(packed, rows, n, 1e-6f));
-  add("packed early G64 CH4 MinB12", fast<AdaLnPackedOp, 64, 4, 12, kc::Fetch::Early>(packed, rows, n, 1e-6f));
-  add("packed early G128 CH2 MinB8", fast<AdaLnPackedOp, 128, 2, 8, kc::Fetch::Early>(packed, rows, n, 1e-6f));
+  add("G128 CH2 MinB8", fast<Op, 128, 2, 8>(op, rows, n, 1e-6f));
+  add("early G64 CH4 MinB12", fast<Op, 64, 4, 12, kc::Fetch::Early>(op, rows, n, 1e-6f));
+  add("early G128 CH2 MinB8", fast<Op, 128, 2, 8, kc::Fetch::Early>(op, rows, n, 1e-6f));
   return w;
 }
 
