@@ -488,14 +488,16 @@ Workload adaln(int64_t b, int64_t s, int n) {
 }
 
 // ---- RoPE table mode q + k ------------------------------------------------------------------------
-template <bool Norm>
+// TorchLayout: q / k rows as the torch binding describes [B, S, D] (outer blocks of S rows, so the
+// rows of samples >= 1 take a division), not as one flat block of rows.
+template <bool Norm, bool TorchLayout = false>
 Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
   namespace r3 = khub_kernels::rope3d;
   Workload w;
   const int d = 2048, f = d / 6;
   const int64_t s = fr * h * wd, tokens = b * s;
   w.op = Norm ? "rms_rope_table_qk" : "rope_table_qk";
-  w.shape = dims({b, s, d}) + "x2";
+  w.shape = dims({b, s, d}) + "x2" + (TorchLayout ? " torch layout" : "");
   w.bytes = 8.0 * tokens * d;
   w.sets = sets_for(w.bytes);
   // Tables: P = fr + h + w rows of f, filled with cos/sin of arbitrary angles; index [1, S, 3].
@@ -525,7 +527,7 @@ Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
   const auto qo = fills(kGraphCalls, tokens * d, 1), ko = fills(kGraphCalls, tokens * d, 2);
   w.outputs.push_back({qo[0], tokens * d});
   w.outputs.push_back({ko[0], tokens * d});
-  const RowLayout xl{tokens, tokens, 0, d};
+  const RowLayout xl = TorchLayout ? RowLayout{tokens, s, s * d, d} : RowLayout{tokens, tokens, 0, d};
   auto args = [=](int i, int o) {
     r3::RopeArgs a;
     a.dtype = khub_kernels::DType::BF16;
@@ -562,15 +564,31 @@ Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
   const int64_t rows = 2 * tokens;
   auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
   if constexpr (Norm) {
-    // One group per token (q and k rows together, trig fetched once).
+    // One group per token (q and k rows together, trig fetched once); "stream": cache-streaming
+    // stores; "samples2": the tokens at one position of two samples in one group (shared trig).
+    using OpS = r3::RopeRowOp<bf16, true, r3::TrigMode::Table, true>;
+    auto op_stream = [=](int i, int o) {
+      const Op p = op(i, o);
+      return OpS{p.q, p.ql, p.k, p.kl, p.qo, p.ko, p.qw, p.kw, p.w_f32, p.d, p.t};
+    };
     auto token = [&](const char* name, auto launch) {
       add(name, [=](int i, int o) { CHECK(launch(op(i, o), tokens, d, 1e-5f, g_stream)); });
     };
-    token("token G128 CH2 MinB8", r3::launch_rope_norm_token<bf16, 128, 2, 8>);
-    token("token G128 CH2 MinB6", r3::launch_rope_norm_token<bf16, 128, 2, 6>);
-    token("token G256 CH1 MinB4", r3::launch_rope_norm_token<bf16, 256, 1, 4>);
-    token("token weights first G128 CH2 MinB8", r3::launch_rope_norm_token<bf16, 128, 2, 8, true>);
-    token("token weights first G128 CH2 MinB6", r3::launch_rope_norm_token<bf16, 128, 2, 6, true>);
+    auto token_stream = [&](const char* name, auto launch) {
+      add(name, [=](int i, int o) { CHECK(launch(op_stream(i, o), tokens, d, 1e-5f, g_stream)); });
+    };
+    token("token G128 CH2 MinB8", r3::launch_rope_norm_token<128, 2, 8, false, 1, Op>);
+    token("token G128 CH2 MinB6", r3::launch_rope_norm_token<128, 2, 6, false, 1, Op>);
+    token("token weights first G128 CH2 MinB8", r3::launch_rope_norm_token<128, 2, 8, true, 1, Op>);
+    token("token weights first G128 CH2 MinB6", r3::launch_rope_norm_token<128, 2, 6, true, 1, Op>);
+    token_stream("token stream G128 CH2 MinB8", r3::launch_rope_norm_token<128, 2, 8, false, 1, OpS>);
+    token_stream("token stream weights first G128 CH2 MinB8", r3::launch_rope_norm_token<128, 2, 8, true, 1, OpS>);
+    token("token samples2 G256 CH1 MinB4", r3::launch_rope_norm_token<256, 1, 4, false, 2, Op>);
+    token("token samples2 G256 CH1 MinB3", r3::launch_rope_norm_token<256, 1, 3, false, 2, Op>);
+    token("token samples2 weights first G256 CH1 MinB4", r3::launch_rope_norm_token<256, 1, 4, true, 2, Op>);
+    token("token samples2 G128 CH2 MinB6", r3::launch_rope_norm_token<128, 2, 6, false, 2, Op>);
+    token("token samples2 G128 CH2 MinB4", r3::launch_rope_norm_token<128, 2, 4, false, 2, Op>);
+    token_stream("token stream samples2 G256 CH1 MinB4", r3::launch_rope_norm_token<256, 1, 4, false, 2, OpS>);
   } else {
     add("before: G64 CH4 MinB12", fast<Op, 64, 4, 12>(op, rows, d, 1e-5f));
     add("G128 CH2 MinB10", fast<Op, 128, 2, 10>(op, rows, d, 1e-5f));
@@ -657,6 +675,7 @@ int main(int argc, char** argv) {
       [] { return adaln(2, 8064, 2048); },
       [] { return rope_table<false>(2, 7, 16, 24); },
       [] { return rope_table<true>(2, 7, 16, 24); },
+      [] { return rope_table<true, true>(2, 7, 16, 24); },
       [] { return rope_table<false>(2, 21, 16, 24); },
       [] { return geglu<bf16, Act::GeluErf, true>(2, 2688, 8192); },
       [] { return geglu<bf16, Act::GeluErf, true>(2, 1024, 2048); },

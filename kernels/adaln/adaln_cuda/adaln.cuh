@@ -122,7 +122,7 @@ struct AdaLnOp {
   };
 
   __device__ __forceinline__ Row row(int64_t r) const {
-    const int64_t b = r / xl.inner, s = r - b * xl.inner;
+    const int64_t b = cuda::div_nonneg(r, xl.inner), s = r - b * xl.inner;
     return Row{x + b * xl.stride_outer + s * xl.stride_inner,
                Gated ? delta + cuda::row_offset(dl, r) : nullptr,
                Gated ? mod_row<T, Table>(gate, b, s) : ModRow<T, Table>{nullptr, nullptr},

@@ -28,10 +28,10 @@ bool run_token_groups(const RopeArgs& a, cudaStream_t stream, cudaError_t& err) 
   const auto op = make_op<T, true, TrigMode::Table>(a);
   const int64_t tokens = a.q_layout.rows;
   const int n = static_cast<int>(a.d);
-  if (a.d <= 32 * 2 * vec) err = launch_rope_norm_token<T, 32, 2, 8>(op, tokens, n, a.eps, stream);
-  else if (a.d <= 64 * 2 * vec) err = launch_rope_norm_token<T, 64, 2, 16>(op, tokens, n, a.eps, stream);
-  else if (a.d <= 128 * 2 * vec) err = launch_rope_norm_token<T, 128, 2, 8>(op, tokens, n, a.eps, stream);
-  else if (a.d <= 256 * 2 * vec) err = launch_rope_norm_token<T, 256, 2, 4>(op, tokens, n, a.eps, stream);
+  if (a.d <= 32 * 2 * vec) err = launch_rope_norm_token<32, 2, 8>(op, tokens, n, a.eps, stream);
+  else if (a.d <= 64 * 2 * vec) err = launch_rope_norm_token<64, 2, 16>(op, tokens, n, a.eps, stream);
+  else if (a.d <= 128 * 2 * vec) err = launch_rope_norm_token<128, 2, 8>(op, tokens, n, a.eps, stream);
+  else if (a.d <= 256 * 2 * vec) err = launch_rope_norm_token<256, 2, 4>(op, tokens, n, a.eps, stream);
   else return false;
   return true;
 }

@@ -56,7 +56,7 @@ struct TrigRow {
 
 template <TrigMode M>
 __device__ __forceinline__ TrigRow<M> trig_row(const TrigParams& t, int64_t row) {
-  const int64_t b = row / t.seq, s = row - b * t.seq;
+  const int64_t b = cuda::div_nonneg(row, t.seq), s = row - b * t.seq;
   const int64_t o = b * t.stride_b + s * t.stride_s;
   TrigRow<M> r{nullptr, nullptr, t.freqs, {0, 0, 0}, {0.f, 0.f, 0.f}, t.pad_pairs, t.f};
   if constexpr (M == TrigMode::Api) {
@@ -196,30 +196,46 @@ struct RopeRowOp {
 // same CH chunks of the token's q row and k row, fetches their trig once (before the reduction),
 // reduces both sums in one step and stores both rows. Against one group per row this halves the
 // trig gathers and their registers and the barriers per row.
-// WeightsFirst (a probe candidate, not yet measured): with T weights on q and k, every chunk's
-// weights are requested after the reduction, before the first store, instead of each just before
-// its store (behind the previous store).
-template <typename T, int G, int CH, int MinBlocks, bool WeightsFirst = false>
+// Probe candidates, not yet measured (the shipped launcher uses the defaults):
+// * WeightsFirst: with T weights on q and k, every chunk's weights are requested after the
+//   reduction, before the first store, instead of each just before its store (behind the previous
+//   store).
+// * Samples > 1: a group takes the tokens at one position s of Samples consecutive samples, which
+//   share their trig when the index is shared by the batch (stride_b == 0; the caller checks that
+//   and that the batch divides): a quarter of the gathers per row at Samples = 2.
+// Op is RopeRowOp<T, true, TrigMode::Table, StreamOut>; `groups` = tokens / Samples.
+template <typename Op, int G, int CH, int MinBlocks, bool WeightsFirst = false, int Samples = 1>
 __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
-    rope_norm_token_kernel(const RopeRowOp<T, true, TrigMode::Table> op, int64_t tokens, int n, float eps) {
-  using Row = typename RopeRowOp<T, true, TrigMode::Table>::Row;
+    rope_norm_token_kernel(const Op op, int64_t groups, int n, float eps) {
+  using T = typename Op::T;
+  using Row = typename Op::Row;
+  static_assert(Op::kNorm);
   constexpr int V = 16 / sizeof(T);
-  constexpr int TPB = cuda::row_threads<G>() / G;  // tokens per block
+  constexpr int R = 2 * Samples;  // rows per group: q, k of each sample
+  constexpr int GPB = cuda::row_threads<G>() / G;  // groups per block
   using Pre = typename Row::template Pre<V>;
   cuda::wait_for_previous_grid();
-  __shared__ float scratch[2 * (G > 32 ? G / 32 : 1)];
+  __shared__ float scratch[R * (G > 32 ? G / 32 : 1)];
   const int lane = threadIdx.x % G;
-  const int64_t token = static_cast<int64_t>(blockIdx.x) * TPB + threadIdx.x / G;
-  const bool active = token < tokens;
-  cuda::Pack16<T> pk[2][CH];
+  const int64_t group = static_cast<int64_t>(blockIdx.x) * GPB + threadIdx.x / G;
+  const bool active = group < groups;
+  cuda::Pack16<T> pk[R][CH];
   Pre pre[CH];
-  float ss[2] = {0.f, 0.f};
-  Row rows[2]{};
+  float ss[R] = {};
+  Row rows[R]{};
   if (active) {
-    rows[0] = op.row(2 * token);  // q
-    rows[1] = op.row(2 * token + 1);  // k
+    int64_t token = group;
+    if constexpr (Samples > 1) {
+      const int64_t seq = op.t.seq, b = cuda::div_nonneg(group, seq);
+      token = b * Samples * seq + (group - b * seq);
+    }
 #pragma unroll
-    for (int j = 0; j < 2; ++j)
+    for (int j = 0; j < Samples; ++j) {
+      rows[2 * j] = op.row(2 * (token + j * op.t.seq));  // q
+      rows[2 * j + 1] = op.row(2 * (token + j * op.t.seq) + 1);  // k
+    }
+#pragma unroll
+    for (int j = 0; j < R; ++j)
 #pragma unroll
       for (int c = 0; c < CH; ++c)
         if ((c * G + lane) * V < n) pk[j][c].u = cuda::ldg_stream(rows[j].x + (c * G + lane) * V);
@@ -227,7 +243,7 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     for (int c = 0; c < CH; ++c)
       if ((c * G + lane) * V < n) rows[0].template fetch<V>((c * G + lane) * V, pre[c]);
 #pragma unroll
-    for (int j = 0; j < 2; ++j)
+    for (int j = 0; j < R; ++j)
 #pragma unroll
       for (int c = 0; c < CH; ++c)
         if ((c * G + lane) * V < n)
@@ -237,10 +253,12 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
             ss[j] += f * f;
           }
   }
-  cuda::group_sum<G, 2>(ss, scratch);
+  cuda::group_sum<G, R>(ss, scratch);
   if (!active) return;
-  const float r[2] = {rsqrtf(ss[0] / static_cast<float>(n) + eps), rsqrtf(ss[1] / static_cast<float>(n) + eps)};
-  uint4 wraw[2][CH];
+  float r[R];
+#pragma unroll
+  for (int j = 0; j < R; ++j) r[j] = rsqrtf(ss[j] / static_cast<float>(n) + eps);
+  uint4 wraw[2][CH];  // q's and k's weights, shared by the samples
   bool weights_first = false;
   if constexpr (WeightsFirst) {
     weights_first = rows[0].w && rows[1].w && !rows[0].w_f32;
@@ -257,26 +275,29 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     const int idx = (c * G + lane) * V;
     if (idx >= n) continue;
 #pragma unroll
-    for (int j = 0; j < 2; ++j) {
+    for (int j = 0; j < R; ++j) {
       float v[V];
 #pragma unroll
       for (int i = 0; i < V; ++i) v[i] = cuda::to_float(pk[j][c].t[i]);
       if (weights_first)
-        rows[j].template store_weighted<V>(idx, v, r[j], pre[c], wraw[j][c]);
+        rows[j].template store_weighted<V>(idx, v, r[j], pre[c], wraw[j & 1][c]);
       else
         rows[j].template store<V>(idx, v, r[j], pre[c]);
     }
   }
 }
 
-template <typename T, int G, int CH, int MinBlocks, bool WeightsFirst = false>
-cudaError_t launch_rope_norm_token(const RopeRowOp<T, true, TrigMode::Table>& op, int64_t tokens, int n, float eps,
-                                   cudaStream_t stream) {
-  constexpr int tpb = cuda::row_threads<G>() / G;
-  const int64_t blocks = (tokens + tpb - 1) / tpb;
+// `tokens` rows of q (and of k); with Samples > 1 they must split into whole groups of Samples
+// samples of op.t.seq tokens each, sharing the index (stride_b == 0).
+template <int G, int CH, int MinBlocks, bool WeightsFirst = false, int Samples = 1, typename Op>
+cudaError_t launch_rope_norm_token(const Op& op, int64_t tokens, int n, float eps, cudaStream_t stream) {
+  constexpr int gpb = cuda::row_threads<G>() / G;
+  const int64_t groups = tokens / Samples;
+  if (Samples > 1 && (op.t.stride_b != 0 || tokens % (Samples * op.t.seq) != 0)) return cudaErrorInvalidValue;
+  const int64_t blocks = (groups + gpb - 1) / gpb;
   if (blocks > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
-  return cuda::launch(rope_norm_token_kernel<T, G, CH, MinBlocks, WeightsFirst>, dim3(static_cast<unsigned>(blocks)),
-                      dim3(cuda::row_threads<G>()), stream, op, tokens, n, eps);
+  return cuda::launch(rope_norm_token_kernel<Op, G, CH, MinBlocks, WeightsFirst, Samples>,
+                      dim3(static_cast<unsigned>(blocks)), dim3(cuda::row_threads<G>()), stream, op, groups, n, eps);
 }
 
 }  // namespace khub_kernels::rope3d

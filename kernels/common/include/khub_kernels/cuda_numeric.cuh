@@ -127,13 +127,16 @@ __device__ __forceinline__ bool is_aligned16(const void* p) {
   return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
 }
 
-// 64-bit division costs ~70 instructions: skip it when the row lies in the first outer block,
-// and divide in 32 bits when both operands fit.
+// a / b for a >= 0, b > 0: 64-bit division costs ~70 instructions, so divide in 32 bits when both
+// operands fit.
+__device__ __forceinline__ int64_t div_nonneg(int64_t a, int64_t b) {
+  return ((a | b) >> 31) == 0 ? static_cast<int64_t>(static_cast<uint32_t>(a) / static_cast<uint32_t>(b)) : a / b;
+}
+
+// Element offset of a row; no division for rows in the first outer block.
 __device__ __forceinline__ int64_t row_offset(const RowLayout& l, int64_t row) {
   if (row < l.inner) return row * l.stride_inner;
-  const int64_t o = ((row | l.inner) >> 31) == 0
-                        ? static_cast<int64_t>(static_cast<uint32_t>(row) / static_cast<uint32_t>(l.inner))
-                        : row / l.inner;
+  const int64_t o = div_nonneg(row, l.inner);
   return o * l.stride_outer + (row - o * l.inner) * l.stride_inner;
 }
 
