@@ -36,8 +36,10 @@ class RmsNormTest : public ::testing::TestWithParam<at::ScalarType> {};
 TEST_P(RmsNormTest, MatchesReferenceForEveryShapeLayoutAndWeight) {
   const auto dtype = GetParam();
   auto f = op<RmsSig>(id(), "rms_norm");
-  const std::vector<std::vector<int64_t>> shapes = {
+  std::vector<std::vector<int64_t>> shapes = {
       {1, 2048}, {7, 2048}, {2, 3, 4, 128}, {33, 1000}, {9, 333}, {3, 4096}, {2, 20000}, {1, 1, 5}, {5, 3072}};
+  // Enough rows for the CUDA launcher's two-pass kernel (rows of 2048 / 4096 in 16 bits, 3072 in fp32).
+  if (on_cuda()) shapes.insert(shapes.end(), {{2, 1024, 2048}, {2048, 4096}, {2048, 3072}});
   for (const auto& shape : shapes) {
     for (Layout layout : {Layout::Contiguous, Layout::RowStrided, Layout::Misaligned}) {
       for (int wk = 0; wk < 3; ++wk) {
@@ -59,7 +61,9 @@ TEST_P(RmsNormTest, RoundingConventionsMatchTheirReferences) {
   const auto dtype = GetParam();
   auto f = op<RoundSig>(id(), "rms_norm_rounding");
   for (const char* rounding : {"fused", "qwen3", "diffusers"}) {
-    for (const std::vector<int64_t>& shape : {std::vector<int64_t>{3, 8, 128}, std::vector<int64_t>{4, 2048}}) {
+    std::vector<std::vector<int64_t>> shapes{{3, 8, 128}, {4, 2048}};
+    if (on_cuda()) shapes.push_back({2048, 2048});  // the two-pass kernel
+    for (const auto& shape : shapes) {
       for (int wk = 0; wk < 3; ++wk) {
         const auto x = make_input(shape, dtype);
         const auto w = make_weight(shape.back(), wk, dtype);
@@ -119,6 +123,23 @@ TEST_P(RmsNormTest, ChainedCallsReadThePreviousCallsOutputs) {
       EXPECT_TRUE(at::equal(ss[i].to(at::kDouble), sum_ref)) << "residual out of " << step;
       expect_close(ys[i], reference(sum_ref.to(dtype), w, 1e-6, "fused"), dtype, step);
     }
+  }
+}
+
+// The same for plain RMSNorm, whose larger CUDA calls take the two-pass kernel (it reads x twice,
+// both times after griddepcontrol.wait): rows of 2048 in 16 bits, 3072 in fp32.
+TEST_P(RmsNormTest, ChainedNormsReadThePreviousCallsOutput) {
+  const auto dtype = GetParam();
+  auto f = op<RmsSig>(id(), "rms_norm");
+  const int64_t n = dtype == at::kFloat ? 3072 : 2048;
+  for (const int64_t rows : on_cuda() ? std::vector<int64_t>{64, 4096} : std::vector<int64_t>{64}) {
+    const auto w = make_weight(n, 1, dtype);
+    std::vector<at::Tensor> ys{make_input({rows, n}, dtype)};
+    queue_behind_busy_gpu();
+    for (int i = 0; i < 8; ++i) ys.push_back(f.call(ys.back(), w, 1e-6));
+    for (size_t i = 1; i < ys.size(); ++i)
+      expect_close(ys[i], reference(ys[i - 1], w, 1e-6, "fused"), dtype,
+                   std::to_string(rows) + " rows, step " + std::to_string(i));
   }
 }
 

@@ -219,6 +219,17 @@ Call fast(MakeOp make, int64_t rows, int n, float eps) {
   return [=](int i, int o) { CHECK(kc::launch_fast<Op, G, CH, MinB, F>(make(i, o), rows, n, eps, g_stream)); };
 }
 
+// The small operands (weights, modulation, tables, index) of input set i: one copy for all sets
+// (hot in L2 after the first call, as in the earlier probe runs), or, with Cold, one per set like
+// kernels_bench, whose every set is a fresh copy of all of a case's tensors.
+template <typename T>
+std::vector<T*> small_operand(bool cold, int sets, int64_t n, uint32_t seed, float scale = 1.f, float offset = 0.f) {
+  std::vector<T*> v(sets, nullptr);
+  for (int i = 0; i < sets; ++i) v[i] = (cold || i == 0) ? alloc_fill<T>(n, seed, scale, offset) : v[0];
+  return v;
+}
+std::string cold_suffix(bool cold) { return cold ? " cold operands" : ""; }
+
 // A candidate launched without programmatic dependent launch.
 Call no_pdl(Call c) {
   return [=](int i, int o) {
@@ -352,15 +363,15 @@ Workload copy_policies(int64_t bytes_each_way) {
 }
 
 // ---- RMSNorm, and the fused residual add + RMSNorm when Residual ----------------------------------
-template <typename T, bool Residual>
+template <typename T, bool Residual, bool Cold = false>
 Workload rms(int64_t rows, int n, std::string shape) {
   using RmsOp = khub_kernels::rmsnorm::RmsNormOp<T>;
   Workload w;
   w.op = Residual ? "fused_add_rms_norm" : "rms_norm";
-  w.shape = shape + dtype_suffix<T>();
+  w.shape = shape + dtype_suffix<T>() + cold_suffix(Cold);
   w.bytes = ((Residual ? 4.0 : 2.0) * rows * n + n) * sizeof(T);
   w.sets = sets_for(w.bytes);
-  T* weight = alloc_fill<T>(n, 7, 0.1f, 1.f);
+  const auto weights = small_operand<T>(Cold, w.sets, n, 7, 0.1f, 1.f);
   const auto xs = fills<T>(w.sets, rows * n, 100);
   const auto rs = Residual ? fills<T>(w.sets, rows * n, 600) : std::vector<T*>(w.sets, nullptr);
   const auto outs = fills<T>(kGraphCalls, rows * n, 1);
@@ -376,72 +387,57 @@ Workload rms(int64_t rows, int n, std::string shape) {
     a.residual = rs[i];
     a.residual_layout = xl;
     a.residual_out = routs[o];
-    a.weight = weight;
+    a.weight = weights[i];
     a.weight_dtype = dtype_of<T>();
     a.out = outs[o];
     a.n = n;
     a.eps = 1e-6f;
     return a;
   };
-  auto op = [=](int i, int o) { return RmsOp{xs[i], xl, rs[i], xl, weight, false, outs[o], routs[o], n, {}}; };
+  auto op = [=](int i, int o) { return RmsOp{xs[i], xl, rs[i], xl, weights[i], false, outs[o], routs[o], n, {}}; };
   w.candidates.push_back({"shipped", [=](int i, int o) {
                             CHECK(khub_kernels::rmsnorm::launch_rms_norm(args(i, o), true, g_stream));
                           }});
   add_copies(w);
   auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
+  // Earlier sweeps (group sizes, fetch orders, fp32 3072 and q/k-head configurations, L2 prefetch of
+  // the weight): docs/gpu-measurements.md, version 16.
+  // "keep": the row engine (row kept in registers), where the shipped launcher takes rmsnorm's
+  // two-pass kernel; "reload": that kernel at another configuration.
   if constexpr (!Residual) {
-    if (n == 2048 || n == 4096) {
-      constexpr auto after = kc::Fetch::AfterReduction;
-      add("after-reduction G128 CH2 MinB12", fast<RmsOp, 128, 2, 12, after>(op, rows, n, 1e-6f));
-      add("after-reduction G256 CH2 MinB6", fast<RmsOp, 256, 2, 6, after>(op, rows, n, 1e-6f));
+    namespace rn = khub_kernels::rmsnorm;
+    constexpr int vec = 16 / sizeof(T);
+    auto two_pass = [&](const char* name, auto launch) {
+      add(name, [=](int i, int o) { CHECK(launch(xs[i], xl, weights[i], outs[o], n, 1e-6f, false, g_stream)); });
+    };
+    if (n == 2 * 128 * vec) add("keep G128 CH2 MinB12", fast<RmsOp, 128, 2, 12>(op, rows, n, 1e-6f));
+    if (n == 2 * 256 * vec && rows > 128) add("keep G256 CH2 MinB6", fast<RmsOp, 256, 2, 6>(op, rows, n, 1e-6f));
+    if (n == 2048 && sizeof(T) == 2) two_pass("reload hint G128 CH2 MinB16", rn::launch_reload<T, 128, 2, 16, true>);
+    if (n == 3072 && sizeof(T) == 4) {
+      add("keep G256 CH4 MinB3", fast<RmsOp, 256, 4, 3>(op, rows, n, 1e-6f));
+      two_pass("reload hint G256 CH3 MinB8", rn::launch_reload<T, 256, 3, 8, true>);
+      two_pass("reload G256 CH3 MinB6", rn::launch_reload<T, 256, 3, 6, false>);
     }
-  }
-  if (n == 3072) {
-    add("G128 CH3 MinB8", fast<RmsOp, 128, 3, 8>(op, rows, n, 1e-6f));
-    add("G128 CH6 MinB4", fast<RmsOp, 128, 6, 4>(op, rows, n, 1e-6f));
-    add("G256 CH3 MinB4", fast<RmsOp, 256, 3, 4>(op, rows, n, 1e-6f));
-    add("G256 CH3 MinB5", fast<RmsOp, 256, 3, 5>(op, rows, n, 1e-6f));
-    add("G256 CH3 MinB6", fast<RmsOp, 256, 3, 6>(op, rows, n, 1e-6f));
-    add("G256 CH4 MinB4", fast<RmsOp, 256, 4, 4>(op, rows, n, 1e-6f));
-    add("G64 CH12 MinB8", fast<RmsOp, 64, 12, 8>(op, rows, n, 1e-6f));
-    add("G256 CH3 MinB8", fast<RmsOp, 256, 3, 8>(op, rows, n, 1e-6f));
-    add("G128 CH6 MinB8", fast<RmsOp, 128, 6, 8>(op, rows, n, 1e-6f));
-  }
-  if (n == 128) {  // q/k heads: shipped 8 x 2 (bf16) or 16 x 2 (fp32)
-    add("G8 CH4 MinB16", fast<RmsOp, 8, 4, 16>(op, rows, n, 1e-6f));
-    add("G16 CH2 MinB16", fast<RmsOp, 16, 2, 16>(op, rows, n, 1e-6f));
-    add("G32 CH1 MinB16", fast<RmsOp, 32, 1, 16>(op, rows, n, 1e-6f));
-    add("G16 CH1 MinB16", fast<RmsOp, 16, 1, 16>(op, rows, n, 1e-6f));
-  }
-  if constexpr (Residual) {
-    add("G64 CH4 MinB12", fast<RmsOp, 64, 4, 12>(op, rows, n, 1e-6f));
-    add("G64 CH4 MinB16", fast<RmsOp, 64, 4, 16>(op, rows, n, 1e-6f));
-    add("G128 CH2 MinB8", fast<RmsOp, 128, 2, 8>(op, rows, n, 1e-6f));
-    add("G128 CH2 MinB16", fast<RmsOp, 128, 2, 16>(op, rows, n, 1e-6f));
-    add("G128 CH4 MinB6", fast<RmsOp, 128, 4, 6>(op, rows, n, 1e-6f));
-    add("G128 CH4 MinB8", fast<RmsOp, 128, 4, 8>(op, rows, n, 1e-6f));
-    add("G256 CH1 MinB8", fast<RmsOp, 256, 1, 8>(op, rows, n, 1e-6f));
-    add("G256 CH2 MinB4", fast<RmsOp, 256, 2, 4>(op, rows, n, 1e-6f));
-    add("G256 CH2 MinB8", fast<RmsOp, 256, 2, 8>(op, rows, n, 1e-6f));
-    add("G512 CH1 MinB4", fast<RmsOp, 512, 1, 4>(op, rows, n, 1e-6f));
+    if (n == 2048 && sizeof(T) == 4) two_pass("reload hint G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8, true>);
   }
   return w;
 }
 
 // ---- AdaLN (table + temb, T = 1) ------------------------------------------------------------------
+template <bool Cold = false>
 Workload adaln(int64_t b, int64_t s, int n) {
   Workload w;
   w.op = "adaln_rms_table";
-  w.shape = dims({b, s, n});
+  w.shape = dims({b, s, n}) + cold_suffix(Cold);
   const int64_t rows = b * s;
   w.bytes = 4.0 * rows * n;
   w.sets = sets_for(w.bytes);
-  bf16* table = alloc_fill(6 * n, 9, 0.1f);
-  bf16* temb = alloc_fill(b * 6 * n, 10, 0.1f);
-  auto mod = [=](int chunk) {
+  const auto tables = small_operand<bf16>(Cold, w.sets, 6 * n, 9, 0.1f);
+  const auto tembs = small_operand<bf16>(Cold, w.sets, b * 6 * n, 10, 0.1f);
+  auto mod = [=](int i, int chunk) {
     khub_kernels::ModSource m;
-    m.table = table + chunk * n;
-    m.base = temb + chunk * n;
+    m.table = tables[i] + chunk * n;
+    m.base = tembs[i] + chunk * n;
     m.stride_b = 6 * n;
     m.stride_s = 0;
     return m;
@@ -455,8 +451,8 @@ Workload adaln(int64_t b, int64_t s, int n) {
     a.dtype = khub_kernels::DType::BF16;
     a.x = xs[i];
     a.x_layout = xl;
-    a.scale = mod(1);
-    a.shift = mod(0);
+    a.scale = mod(i, 1);
+    a.shift = mod(i, 0);
     a.out = outs[o];
     a.n = n;
     a.eps = 1e-6f;
@@ -472,32 +468,22 @@ Workload adaln(int64_t b, int64_t s, int n) {
     return Op{xs[i], xl, nullptr, RowLayout{}, {}, a.scale, a.shift, outs[o], nullptr, n};
   };
   auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
-  add("G64 CH4 MinB16", fast<Op, 64, 4, 16>(op, rows, n, 1e-6f));
-  add("G64 CH4 MinB20", fast<Op, 64, 4, 20>(op, rows, n, 1e-6f));
-  add("G128 CH2 MinB10", fast<Op, 128, 2, 10>(op, rows, n, 1e-6f));
+  // Earlier sweeps (group sizes, fetch orders, L2 prefetch): docs/gpu-measurements.md, version 16.
   add("G128 CH2 MinB12", fast<Op, 128, 2, 12>(op, rows, n, 1e-6f));
-  constexpr auto after = kc::Fetch::AfterReduction;
-  add("after-reduction G64 CH4 MinB12", fast<Op, 64, 4, 12, after>(op, rows, n, 1e-6f));
-  add("after-reduction G64 CH4 MinB16", fast<Op, 64, 4, 16, after>(op, rows, n, 1e-6f));
-  add("after-reduction G128 CH2 MinB8", fast<Op, 128, 2, 8, after>(op, rows, n, 1e-6f));
-  add("after-reduction G128 CH2 MinB12", fast<Op, 128, 2, 12, after>(op, rows, n, 1e-6f));
-  add("G128 CH2 MinB8", fast<Op, 128, 2, 8>(op, rows, n, 1e-6f));
-  add("early G64 CH4 MinB12", fast<Op, 64, 4, 12, kc::Fetch::Early>(op, rows, n, 1e-6f));
-  add("early G128 CH2 MinB8", fast<Op, 128, 2, 8, kc::Fetch::Early>(op, rows, n, 1e-6f));
   return w;
 }
 
 // ---- RoPE table mode q + k ------------------------------------------------------------------------
 // TorchLayout: q / k rows as the torch binding describes [B, S, D] (outer blocks of S rows, so the
 // rows of samples >= 1 take a division), not as one flat block of rows.
-template <bool Norm, bool TorchLayout = false>
+template <bool Norm, bool TorchLayout = false, bool Cold = false>
 Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
   namespace r3 = khub_kernels::rope3d;
   Workload w;
   const int d = 2048, f = d / 6;
   const int64_t s = fr * h * wd, tokens = b * s;
   w.op = Norm ? "rms_rope_table_qk" : "rope_table_qk";
-  w.shape = dims({b, s, d}) + "x2" + (TorchLayout ? " torch layout" : "");
+  w.shape = dims({b, s, d}) + "x2" + (TorchLayout ? " torch layout" : "") + cold_suffix(Cold);
   w.bytes = 8.0 * tokens * d;
   w.sets = sets_for(w.bytes);
   // Tables: P = fr + h + w rows of f, filled with cos/sin of arbitrary angles; index [1, S, 3].
@@ -513,16 +499,23 @@ Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
     idx[3 * t + 1] = int32_t(fr + (t / wd) % h);
     idx[3 * t + 2] = int32_t(fr + h + t % wd);
   }
-  float *dct, *dst;
-  int32_t* didx;
-  CHECK(cudaMalloc(&dct, P * f * 4));
-  CHECK(cudaMalloc(&dst, P * f * 4));
-  CHECK(cudaMalloc(&didx, s * 3 * 4));
-  CHECK(cudaMemcpy(dct, ct.data(), P * f * 4, cudaMemcpyHostToDevice));
-  CHECK(cudaMemcpy(dst, st.data(), P * f * 4, cudaMemcpyHostToDevice));
-  CHECK(cudaMemcpy(didx, idx.data(), s * 3 * 4, cudaMemcpyHostToDevice));
-  bf16* wq = alloc_fill(d, 11, 0.1f, 1.f);
-  bf16* wk = alloc_fill(d, 12, 0.1f, 1.f);
+  auto upload = [&](const auto& host) {
+    using E = typename std::decay_t<decltype(host)>::value_type;
+    std::vector<E*> v(w.sets, nullptr);
+    for (int i = 0; i < w.sets; ++i) {
+      if (!Cold && i > 0) {
+        v[i] = v[0];
+        continue;
+      }
+      CHECK(cudaMalloc(&v[i], host.size() * sizeof(E)));
+      CHECK(cudaMemcpy(v[i], host.data(), host.size() * sizeof(E), cudaMemcpyHostToDevice));
+    }
+    return v;
+  };
+  const auto dct = upload(ct), dst = upload(st);
+  const auto didx = upload(idx);
+  const auto wq = small_operand<bf16>(Cold, w.sets, d, 11, 0.1f, 1.f);
+  const auto wk = small_operand<bf16>(Cold, w.sets, d, 12, 0.1f, 1.f);
   const auto qs = fills(w.sets, tokens * d, 300), ks = fills(w.sets, tokens * d, 400);
   const auto qo = fills(kGraphCalls, tokens * d, 1), ko = fills(kGraphCalls, tokens * d, 2);
   w.outputs.push_back({qo[0], tokens * d});
@@ -544,12 +537,12 @@ Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
     a.trig.seq = s;
     a.trig.f = f;
     a.trig.pad_pairs = (d % 6) / 2;
-    a.trig.cos_table = dct;
-    a.trig.sin_table = dst;
-    a.trig.index = didx;
+    a.trig.cos_table = dct[i];
+    a.trig.sin_table = dst[i];
+    a.trig.index = didx[i];
     a.norm = Norm;
-    a.q_weight = Norm ? wq : nullptr;
-    a.k_weight = Norm ? wk : nullptr;
+    a.q_weight = Norm ? wq[i] : nullptr;
+    a.k_weight = Norm ? wk[i] : nullptr;
     a.eps = 1e-5f;
     return a;
   };
@@ -577,18 +570,10 @@ Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
     auto token_stream = [&](const char* name, auto launch) {
       add(name, [=](int i, int o) { CHECK(launch(op_stream(i, o), tokens, d, 1e-5f, g_stream)); });
     };
-    token("token G128 CH2 MinB8", r3::launch_rope_norm_token<128, 2, 8, false, 1, Op>);
-    token("token G128 CH2 MinB6", r3::launch_rope_norm_token<128, 2, 6, false, 1, Op>);
-    token("token weights first G128 CH2 MinB8", r3::launch_rope_norm_token<128, 2, 8, true, 1, Op>);
-    token("token weights first G128 CH2 MinB6", r3::launch_rope_norm_token<128, 2, 6, true, 1, Op>);
-    token_stream("token stream G128 CH2 MinB8", r3::launch_rope_norm_token<128, 2, 8, false, 1, OpS>);
-    token_stream("token stream weights first G128 CH2 MinB8", r3::launch_rope_norm_token<128, 2, 8, true, 1, OpS>);
-    token("token samples2 G256 CH1 MinB4", r3::launch_rope_norm_token<256, 1, 4, false, 2, Op>);
-    token("token samples2 G256 CH1 MinB3", r3::launch_rope_norm_token<256, 1, 3, false, 2, Op>);
-    token("token samples2 weights first G256 CH1 MinB4", r3::launch_rope_norm_token<256, 1, 4, true, 2, Op>);
-    token("token samples2 G128 CH2 MinB6", r3::launch_rope_norm_token<128, 2, 6, false, 2, Op>);
-    token("token samples2 G128 CH2 MinB4", r3::launch_rope_norm_token<128, 2, 4, false, 2, Op>);
-    token_stream("token stream samples2 G256 CH1 MinB4", r3::launch_rope_norm_token<256, 1, 4, false, 2, OpS>);
+    // Earlier candidates (weights first, two samples a group, other budgets, L2 prefetch): version 16.
+    token("token plain stores G128 CH2 MinB8", r3::launch_rope_norm_token<128, 2, 8, false, 1, Op>);
+    token_stream("token stream G128 CH2 MinB6", r3::launch_rope_norm_token<128, 2, 6, false, 1, OpS>);
+    token_stream("token stream G128 CH2 MinB7", r3::launch_rope_norm_token<128, 2, 7, false, 1, OpS>);
   } else {
     add("before: G64 CH4 MinB12", fast<Op, 64, 4, 12>(op, rows, d, 1e-5f));
     add("G128 CH2 MinB10", fast<Op, 128, 2, 10>(op, rows, d, 1e-5f));
@@ -669,13 +654,21 @@ int main(int argc, char** argv) {
       [] { return rms<bf16, false>(16384, 3072, "[4,4096,3072]"); },
       [] { return rms<bf16, false>(262144, 128, "[1,8192,32,128]"); },
       [] { return rms<bf16, false>(64, 4096, "[64,1,4096]"); },
+      [] { return rms<bf16, false>(1024, 2048, "[1,1024,2048]"); },
+      [] { return rms<bf16, false>(2048, 2048, "[2,1024,2048]"); },
+      [] { return rms<bf16, false>(1024, 4096, "[1,1024,4096]"); },
+      [] { return rms<bf16, false>(4096, 2048, "[4,1024,2048]"); },
+      [] { return rms<bf16, false>(512, 4096, "[1,512,4096]"); },
       [] { return rms<bf16, false>(128, 4096, "[1,128,4096]"); },
       [] { return rms<bf16, true>(5376, 2048, "[2,2688,2048]"); },
       [] { return adaln(2, 2688, 2048); },
       [] { return adaln(2, 8064, 2048); },
+      [] { return adaln<true>(2, 2688, 2048); },
+      [] { return adaln<true>(2, 8064, 2048); },
       [] { return rope_table<false>(2, 7, 16, 24); },
       [] { return rope_table<true>(2, 7, 16, 24); },
       [] { return rope_table<true, true>(2, 7, 16, 24); },
+      [] { return rope_table<true, true, true>(2, 7, 16, 24); },
       [] { return rope_table<false>(2, 21, 16, 24); },
       [] { return geglu<bf16, Act::GeluErf, true>(2, 2688, 8192); },
       [] { return geglu<bf16, Act::GeluErf, true>(2, 1024, 2048); },
@@ -689,11 +682,23 @@ int main(int argc, char** argv) {
       [] { return geglu<__half, Act::GeluErf, true>(2, 2688, 8192); },
       [] { return geglu<float, Act::GeluTanh, false>(2, 2688, 8192); },
       [] { return geglu<__half, Act::GeluTanh, false>(2, 2688, 8192); },
+      [] { return rms<float, false>(5376, 2048, "[2,2688,2048]"); },
+      [] { return rms<__half, false>(5376, 2048, "[2,2688,2048]"); },
+      [] { return rms<__half, false>(16384, 3072, "[4,4096,3072]"); },
+      [] { return rms<__half, false>(262144, 128, "[1,8192,32,128]"); },
       [] { return rms<float, false>(16384, 3072, "[4,4096,3072]"); },
       [] { return rms<float, false>(262144, 128, "[1,8192,32,128]"); },
+      [] { return rms<float, false, true>(16384, 3072, "[4,4096,3072]"); },
+      [] { return rms<float, false, true>(262144, 128, "[1,8192,32,128]"); },
+      [] { return rms<bf16, false, true>(16128, 2048, "[2,8064,2048]"); },
+      [] { return rms<bf16, false, true>(5376, 2048, "[2,2688,2048]"); },
+      [] { return rms<bf16, false, true>(8192, 4096, "[1,8192,4096]"); },
   };
   for (auto& make : all) {
     Workload w = make();
+    // The shipped kernel again at the end: the first candidate's graph replays of a large workload
+    // have run up to 0.8 us slower than the same kernel later in the list.
+    w.candidates.push_back({"shipped, again", w.candidates[0].second});
     CHECK(cudaDeviceSynchronize());
     run(w, filter);
     CHECK(cudaDeviceSynchronize());

@@ -5,8 +5,40 @@
 namespace khub_kernels::rmsnorm {
 namespace {
 
+// The two-pass kernel where it was measured faster on the H200 (docs/gpu-measurements.md, version
+// 16), no residual and a T weight: rows of 2048 or 4096 in 16 bits, at least 2048 of them and at
+// most 32 MiB (graph replays of [2,2688,2048] 12.1 -> 11.0 us; from 64 MiB on, equal cold and
+// 1.5 us slower in graph replays, so those keep the row engine), and fp32 rows of 3072 ([4,4096,3072]
+// 100.3 -> 98.8 us). Returns false where it does not apply.
+constexpr int64_t kReloadMinRows = 2048;
+constexpr double kReloadMaxBytes = 32.0 * (1 << 20);
+
+template <typename T>
+bool run_reload(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cudaError_t& err) {
+  const int64_t rows = a.x_layout.rows;
+  if (!vector_ok || a.residual || !a.weight || a.weight_dtype != a.dtype || rows < kReloadMinRows) return false;
+  if (sizeof(T) == 2 && static_cast<double>(rows) * a.n * sizeof(T) > kReloadMaxBytes) return false;
+  // Diffusers rounds x * r to the weight dtype, here T: the same as Qwen3.
+  const bool round_first = a.rounding != Rounding::Fused;
+  const auto* x = static_cast<const T*>(a.x);
+  const auto* w = static_cast<const T*>(a.weight);
+  auto* out = static_cast<T*>(a.out);
+  const int n = static_cast<int>(a.n);
+  if constexpr (sizeof(T) == 2) {
+    if (a.n == 2048) err = launch_reload<T, 128, 2, 16>(x, a.x_layout, w, out, n, a.eps, round_first, stream);
+    else if (a.n == 4096) err = launch_reload<T, 256, 2, 8>(x, a.x_layout, w, out, n, a.eps, round_first, stream);
+    else return false;
+  } else {
+    if (a.n != 3072) return false;
+    err = launch_reload<T, 256, 3, 6, true>(x, a.x_layout, w, out, n, a.eps, round_first, stream);
+  }
+  return true;
+}
+
 template <typename T>
 cudaError_t run(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream) {
+  cudaError_t err = cudaSuccess;
+  if (run_reload<T>(a, vector_ok, stream, err)) return err;
   const RmsNormOp<T> op{static_cast<const T*>(a.x), a.x_layout, static_cast<const T*>(a.residual),
                         a.residual_layout, a.weight, a.weight_dtype == DType::F32 && a.dtype != DType::F32,
                         static_cast<T*>(a.out), static_cast<T*>(a.residual_out), a.n, a.rounding};

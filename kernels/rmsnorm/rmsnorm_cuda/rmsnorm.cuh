@@ -90,4 +90,78 @@ struct RmsNormOp {
   }
 };
 
+// RMSNorm without a residual, weight in T, in two passes over the row: pass 1 loads the row's
+// chunks and sums their squares; after the reduction pass 2 loads them again (from L2: the row
+// was read microseconds before) with the weight and stores. Nothing of the row is live across the
+// reduction, so it runs 2048 threads per SM where the row engine, which keeps the row in
+// registers, runs 1536 ([2,2688,2048] graph 12.1 -> 10.8 us, [1,8192,4096] 38.0 -> 37.2;
+// docs/gpu-measurements.md, version 16). Its own kernel rather than a row-engine option: the
+// engine's version of it, with the op's run-time weight and rounding branches, ran 1-3 us slower.
+// RoundFirst: round(x * r) to T before the weight (Qwen3; diffusers with a T weight), else one
+// rounding (F.rms_norm). L2Hint: pass 1 marks the row's lines L2 evict-last and pass 2
+// evict-first (fp32 rows of 3072: 100.5 -> 98.5 us; slower for 16-bit rows).
+template <typename T, int G, int CH, int MinBlocks, bool RoundFirst, bool L2Hint>
+__global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
+    rms_norm_reload_kernel(const T* __restrict__ x, RowLayout xl, const T* __restrict__ w, T* __restrict__ out,
+                           int64_t rows, int n, float eps) {
+  constexpr int V = 16 / sizeof(T);
+  constexpr int RPB = cuda::row_threads<G>() / G;
+  constexpr auto S = L2Hint ? cuda::RowSource::ReloadL2Hint : cuda::RowSource::Reload;
+  cuda::wait_for_previous_grid();
+  __shared__ float scratch[G > 32 ? G / 32 : 1];
+  const int lane = threadIdx.x % G;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * RPB + threadIdx.x / G;
+  const bool active = row < rows;
+  const T* xr = active ? x + cuda::row_offset(xl, row) : x;
+  float ss = 0.f;
+  if (active) {
+    cuda::Pack16<T> pk[CH];
+#pragma unroll
+    for (int c = 0; c < CH; ++c)
+      if ((c * G + lane) * V < n) pk[c].u = cuda::load_row_chunk<S, true>(xr + (c * G + lane) * V);
+#pragma unroll
+    for (int c = 0; c < CH; ++c)
+      if ((c * G + lane) * V < n)
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+          const float f = cuda::to_float(pk[c].t[i]);
+          ss += f * f;
+        }
+  }
+  ss = cuda::group_sum<G>(ss, scratch);
+  if (!active) return;
+  const float r = rsqrtf(ss / static_cast<float>(n) + eps);
+  cuda::Pack16<T> pk[CH];
+#pragma unroll
+  for (int c = 0; c < CH; ++c)
+    if ((c * G + lane) * V < n) pk[c].u = cuda::load_row_chunk<S, false>(xr + (c * G + lane) * V);
+#pragma unroll
+  for (int c = 0; c < CH; ++c) {
+    const int idx = (c * G + lane) * V;
+    if (idx >= n) continue;
+    float wv[V], y[V];
+    cuda::load_vec<T, V>(w + idx, wv);
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      const float v = cuda::to_float(pk[c].t[i]) * r;
+      y[i] = (RoundFirst ? cuda::round_to<T>(v) : v) * wv[i];
+    }
+    cuda::store_vec<T, V, true>(out + row * n + idx, y);
+  }
+}
+
+template <typename T, int G, int CH, int MinBlocks, bool L2Hint = false>
+cudaError_t launch_reload(const T* x, const RowLayout& xl, const T* w, T* out, int n, float eps, bool round_first,
+                          cudaStream_t stream) {
+  constexpr int rpb = cuda::row_threads<G>() / G;
+  const int64_t blocks = (xl.rows + rpb - 1) / rpb;
+  if (blocks > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
+  const dim3 grid(static_cast<unsigned>(blocks)), block(cuda::row_threads<G>());
+  if (round_first)
+    return cuda::launch(rms_norm_reload_kernel<T, G, CH, MinBlocks, true, L2Hint>, grid, block, stream, x, xl, w, out,
+                        xl.rows, n, eps);
+  return cuda::launch(rms_norm_reload_kernel<T, G, CH, MinBlocks, false, L2Hint>, grid, block, stream, x, xl, w, out,
+                      xl.rows, n, eps);
+}
+
 }  // namespace khub_kernels::rmsnorm

@@ -5,8 +5,8 @@
 namespace khub_kernels::rope3d {
 namespace {
 
-template <typename T, bool Norm, TrigMode M>
-RopeRowOp<T, Norm, M> make_op(const RopeArgs& a) {
+template <typename T, bool Norm, TrigMode M, bool StreamOut = !Norm>
+RopeRowOp<T, Norm, M, StreamOut> make_op(const RopeArgs& a) {
   const bool w_f32 = a.weight_dtype == DType::F32 && a.dtype != DType::F32;
   return {static_cast<const T*>(a.q), a.q_layout, static_cast<const T*>(a.k), a.k_layout,
           static_cast<T*>(a.q_out), static_cast<T*>(a.k_out), Norm ? a.q_weight : nullptr,
@@ -21,11 +21,13 @@ cudaError_t run(const RopeArgs& a, bool vector_ok, cudaStream_t stream) {
 
 // The fused norm with q and k, rows of up to 512 16-byte vectors: one group per token, two chunks a
 // thread, 1024 threads per SM ([2,2688,2048] q+k: 34.2 -> 31.3 us against one group per row,
-// docs/gpu-measurements.md, version 14). Returns false when the shape does not fit.
+// docs/gpu-measurements.md, version 14), cache-streaming stores (31.8 -> 31.2 us, and 33.0 -> 31.2
+// with every call's weights and tables cold as in kernels_bench; version 16). Returns false when
+// the shape does not fit.
 template <typename T>
 bool run_token_groups(const RopeArgs& a, cudaStream_t stream, cudaError_t& err) {
   constexpr int vec = 16 / sizeof(T);
-  const auto op = make_op<T, true, TrigMode::Table>(a);
+  const auto op = make_op<T, true, TrigMode::Table, true>(a);
   const int64_t tokens = a.q_layout.rows;
   const int n = static_cast<int>(a.d);
   if (a.d <= 32 * 2 * vec) err = launch_rope_norm_token<32, 2, 8>(op, tokens, n, a.eps, stream);

@@ -92,7 +92,8 @@ __device__ __forceinline__ void rotate_store(T* out, const float (&v)[V], const 
 
 // RoPE row op, with the RMSNorm first when Norm. With k, rows interleave q and k of one token
 // (row 2t = q, 2t + 1 = k) so both read the token's trig while it is in L1.
-// StreamOut: cache-streaming stores (cuda::st_out), measured faster for the plain rotation only.
+// StreamOut: cache-streaming stores (cuda::st_out): faster for the plain rotation and for the fused
+// norm's per-token kernel, slower for the fused norm on one group per row.
 // M: the trig mode; TrigParams::mode must equal it.
 template <typename TT, bool Norm, TrigMode M, bool StreamOut = !Norm>
 struct RopeRowOp {

@@ -50,11 +50,26 @@ __device__ __forceinline__ uint4 ldg_stream(const void* p) {
   return v;
 }
 
+// ldg_stream with an L2 eviction priority: EvictLast keeps the line for a second read (a row loaded
+// again after its reduction), !EvictLast marks it as read for the last time.
+template <bool EvictLast>
+__device__ __forceinline__ uint4 ldg_stream_l2(const void* p) {
+  uint64_t policy;
+  if constexpr (EvictLast) asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  else asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p), "l"(policy));
+  return v;
+}
+
 // 16-byte store of an op's output, Stream: cache-streaming (st.global.cs: lines allocated
 // evict-first), so the outputs of a large call don't push the inputs and the reused vectors out
 // of L2. On the H200 this took RoPE [2,8064,2048] from 93.4 to 79.0 us and most row and
-// elementwise kernels 1-5 % (and CUDA-graph replays up to 23 %) lower; the fused norm + RoPE ran
-// 10 % slower with it, so it opts out (docs/gpu-measurements.md, version 11).
+// elementwise kernels 1-5 % (and CUDA-graph replays up to 23 %) lower. The fused norm + RoPE ran
+// 10 % slower with it on one group per row (version 11), 2-6 % faster on one group per token
+// (version 16), so only its per-token kernel takes it (docs/gpu-measurements.md).
 template <bool Stream>
 __device__ __forceinline__ void st_out(void* p, uint4 v) {
   if constexpr (Stream) __stcs(reinterpret_cast<uint4*>(p), v);
