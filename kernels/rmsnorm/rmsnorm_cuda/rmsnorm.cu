@@ -6,18 +6,18 @@ namespace khub_kernels::rmsnorm {
 namespace {
 
 // The two-pass kernel where it was measured faster on the H200 (docs/gpu-measurements.md, version
-// 16), no residual and a T weight: rows of 2048 or 4096 in 16 bits, at least 2048 of them and at
-// most 32 MiB (graph replays of [2,2688,2048] 12.1 -> 11.0 us; from 64 MiB on, equal cold and
-// 1.5 us slower in graph replays, so those keep the row engine), and fp32 rows of 3072 ([4,4096,3072]
-// 100.3 -> 98.8 us). Returns false where it does not apply.
+// 16), no residual, a T weight and at least 2048 rows: 16-bit rows of 4096 ([1,2048,4096] 13.1 /
+// 9.1 -> 12.8 / 8.0 us cold / graph, [1,8192,4096] 37.9 -> 37.5) and of 2048 up to 32 MiB
+// ([2,2688,2048] 15.3 / 12.2 -> 15.0 / 11.1; past that equal or up to 0.4 us slower), and fp32
+// rows of 3072 ([4,4096,3072] 100.3 -> 98.8). Returns false where it does not apply.
 constexpr int64_t kReloadMinRows = 2048;
-constexpr double kReloadMaxBytes = 32.0 * (1 << 20);
+constexpr double kReloadMaxBytes2048 = 32.0 * (1 << 20);
 
 template <typename T>
 bool run_reload(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cudaError_t& err) {
   const int64_t rows = a.x_layout.rows;
   if (!vector_ok || a.residual || !a.weight || a.weight_dtype != a.dtype || rows < kReloadMinRows) return false;
-  if (sizeof(T) == 2 && static_cast<double>(rows) * a.n * sizeof(T) > kReloadMaxBytes) return false;
+  if (sizeof(T) == 2 && a.n == 2048 && static_cast<double>(rows) * a.n * sizeof(T) > kReloadMaxBytes2048) return false;
   // Diffusers rounds x * r to the weight dtype, here T: the same as Qwen3.
   const bool round_first = a.rounding != Rounding::Fused;
   const auto* x = static_cast<const T*>(a.x);

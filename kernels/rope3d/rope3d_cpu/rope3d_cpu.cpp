@@ -52,9 +52,15 @@ void rotate(const RopeArgs& a, const T* x, const RowLayout& l, const void* weigh
       float c[2], sn[2];
       trig_at(a.trig, b, s, p, c, sn);
       const float x0 = v[2 * p], x1 = v[2 * p + 1];
-      const float p00 = x0 * c[0], p01 = -x1 * sn[0], p10 = x1 * c[1], p11 = x0 * sn[1];
-      o[2 * p] = from_float<T>(p00 + p01);
-      o[2 * p + 1] = from_float<T>(p10 + p11);
+      const float p01 = -x1 * sn[0], p11 = x0 * sn[1];
+      if (a.norm) {  // the fused op: x * cos added in one fused multiply-add, as the CUDA kernels do
+        o[2 * p] = from_float<T>(std::fma(x0, c[0], p01));
+        o[2 * p + 1] = from_float<T>(std::fma(x1, c[1], p11));
+      } else {  // eager's order, bit for bit
+        const float p00 = x0 * c[0], p10 = x1 * c[1];
+        o[2 * p] = from_float<T>(p00 + p01);
+        o[2 * p + 1] = from_float<T>(p10 + p11);
+      }
     }
   }
 }

@@ -75,8 +75,10 @@ __device__ __forceinline__ TrigRow<M> trig_row(const TrigParams& t, int64_t row)
 }
 
 // out = x * cos + rotate(x) * sin, each product and the sum rounded to fp32 (eager's order). c and
-// s hold one value per channel (N == V) or one per pair (N == V / 2).
-template <typename T, int V, bool Stream, int N>
+// s hold one value per channel (N == V) or one per pair (N == V / 2). Fma (the fused norm + RoPE,
+// which has no eager twin to match bit for bit): x * cos added to the other product in one fused
+// multiply-add, one rounding fewer and two instructions fewer per pair.
+template <typename T, int V, bool Stream, int N, bool Fma = false>
 __device__ __forceinline__ void rotate_store(T* out, const float (&v)[V], const float (&c)[N], const float (&s)[N]) {
   constexpr int P = N / (V / 2);
   static_assert(P == 1 || P == 2);
@@ -84,8 +86,13 @@ __device__ __forceinline__ void rotate_store(T* out, const float (&v)[V], const 
 #pragma unroll
   for (int q = 0; q < V / 2; ++q) {
     const float x0 = v[2 * q], x1 = v[2 * q + 1];
-    y[2 * q] = __fadd_rn(__fmul_rn(x0, c[P * q]), __fmul_rn(-x1, s[P * q]));
-    y[2 * q + 1] = __fadd_rn(__fmul_rn(x1, c[P * q + P - 1]), __fmul_rn(x0, s[P * q + P - 1]));
+    if constexpr (Fma) {
+      y[2 * q] = __fmaf_rn(x0, c[P * q], __fmul_rn(-x1, s[P * q]));
+      y[2 * q + 1] = __fmaf_rn(x1, c[P * q + P - 1], __fmul_rn(x0, s[P * q + P - 1]));
+    } else {
+      y[2 * q] = __fadd_rn(__fmul_rn(x0, c[P * q]), __fmul_rn(-x1, s[P * q]));
+      y[2 * q + 1] = __fadd_rn(__fmul_rn(x1, c[P * q + P - 1]), __fmul_rn(x0, s[P * q + P - 1]));
+    }
   }
   cuda::store_vec<T, V, Stream>(out, y);
 }
@@ -161,27 +168,22 @@ struct RopeRowOp {
         float c[V], s[V];
         cuda::load_f32<V>(tr.cos + idx, c);
         cuda::load_f32<V>(tr.sin + idx, s);
-        rotate_store<T, V, StreamOut>(out + idx, y, c, s);
+        rotate_store<T, V, StreamOut, V, Norm>(out + idx, y, c, s);
       } else {
-        rotate_store<T, V, StreamOut>(out + idx, y, p.c, p.s);
+        rotate_store<T, V, StreamOut, V / 2, Norm>(out + idx, y, p.c, p.s);
       }
     }
 
-    // store() with the weight already loaded (16 bytes of a T weight, as weight_raw() returns it):
-    // lets a caller request every chunk's weight before the first store. Same values as store().
-    __device__ __forceinline__ uint4 weight_raw(int idx) const {
-      return __ldg(reinterpret_cast<const uint4*>(static_cast<const T*>(w) + idx));
-    }
+    // store() for a T weight, with no run-time branch on the weight's kind (same values).
     template <int V>
-    __device__ __forceinline__ void store_weighted(int idx, const float (&v)[V], float r, const Pre<V>& p,
-                                                   uint4 wraw) const {
+    __device__ __forceinline__ void store_t_weight(int idx, const float (&v)[V], float r, const Pre<V>& p) const {
       static_assert(Norm && M != TrigMode::Api && V * sizeof(T) == 16);
       cuda::Pack16<T> wp;
-      wp.u = wraw;
+      wp.u = __ldg(reinterpret_cast<const uint4*>(static_cast<const T*>(w) + idx));
       float y[V];
 #pragma unroll
       for (int i = 0; i < V; ++i) y[i] = cuda::to_float(wp.t[i]) * (v[i] * r);
-      rotate_store<T, V, StreamOut>(out + idx, y, p.c, p.s);
+      rotate_store<T, V, StreamOut, V / 2, true>(out + idx, y, p.c, p.s);
     }
   };
 
@@ -191,114 +193,98 @@ struct RopeRowOp {
     return Row{is_k ? k + cuda::row_offset(kl, rr) : q + cuda::row_offset(ql, rr), (is_k ? ko : qo) + rr * d,
                is_k ? kw : qw, w_f32, trig_row<M>(t, rr)};
   }
+
+  // The q and k rows of one token (k required), the row offsets and the trig row worked out once.
+  __device__ __forceinline__ void token_rows(int64_t token, Row& qr, Row& kr) const {
+    const TrigRow<M> tr = trig_row<M>(t, token);
+    const int64_t qoff = cuda::row_offset(ql, token);
+    const bool same_layout = kl.inner == ql.inner && kl.stride_outer == ql.stride_outer &&
+                             kl.stride_inner == ql.stride_inner;
+    const int64_t koff = same_layout ? qoff : cuda::row_offset(kl, token);
+    qr = Row{q + qoff, qo + token * d, qw, w_f32, tr};
+    kr = Row{k + koff, ko + token * d, kw, w_f32, tr};
+  }
 };
 
-// The fused q/k RMSNorm + table RoPE with one group of G threads per token: each thread holds the
-// same CH chunks of the token's q row and k row, fetches their trig once (before the reduction),
-// reduces both sums in one step and stores both rows. Against one group per row this halves the
-// trig gathers and their registers and the barriers per row.
-// Probe candidates, not yet measured (the shipped launcher uses the defaults):
-// * WeightsFirst: with T weights on q and k, every chunk's weights are requested after the
-//   reduction, before the first store, instead of each just before its store (behind the previous
-//   store).
-// * Samples > 1: a group takes the tokens at one position s of Samples consecutive samples, which
-//   share their trig when the index is shared by the batch (stride_b == 0; the caller checks that
-//   and that the batch divides): a quarter of the gathers per row at Samples = 2.
-// Op is RopeRowOp<T, true, TrigMode::Table, StreamOut>; `groups` = tokens / Samples.
-template <typename Op, int G, int CH, int MinBlocks, bool WeightsFirst = false, int Samples = 1>
+// Table-mode RoPE of q and k with one group of G threads per token, with the RMSNorm first when
+// Op::kNorm: each thread holds the same CH chunks of the token's q row and k row, fetches their trig
+// once (before the reduction), reduces both sums in one step and stores both rows. Against one
+// group per row this halves the trig gathers and their registers and the barriers per row.
+// TWeight (norm only): q and k weights in T, stored without the run-time branches on the weight's
+// kind (the fused kernel is issue-bound: ncu, version 16). Op is RopeRowOp<T, Norm, Table, Stream>.
+template <typename Op, int G, int CH, int MinBlocks, bool TWeight>
 __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
-    rope_norm_token_kernel(const Op op, int64_t groups, int n, float eps) {
+    rope_token_kernel(const Op op, int64_t tokens, int n, float eps) {
   using T = typename Op::T;
   using Row = typename Op::Row;
-  static_assert(Op::kNorm);
+  static_assert(Op::kNorm || !TWeight);
   constexpr int V = 16 / sizeof(T);
-  constexpr int R = 2 * Samples;  // rows per group: q, k of each sample
-  constexpr int GPB = cuda::row_threads<G>() / G;  // groups per block
+  constexpr int TPB = cuda::row_threads<G>() / G;  // tokens per block
   using Pre = typename Row::template Pre<V>;
   cuda::wait_for_previous_grid();
-  __shared__ float scratch[R * (G > 32 ? G / 32 : 1)];
+  __shared__ float scratch[2 * (G > 32 ? G / 32 : 1)];
   const int lane = threadIdx.x % G;
-  const int64_t group = static_cast<int64_t>(blockIdx.x) * GPB + threadIdx.x / G;
-  const bool active = group < groups;
-  cuda::Pack16<T> pk[R][CH];
+  const int64_t token = static_cast<int64_t>(blockIdx.x) * TPB + threadIdx.x / G;
+  const bool active = token < tokens;
+  cuda::Pack16<T> pk[2][CH];
   Pre pre[CH];
-  float ss[R] = {};
-  Row rows[R]{};
+  float ss[2] = {0.f, 0.f};
+  Row rows[2]{};
   if (active) {
-    int64_t token = group;
-    if constexpr (Samples > 1) {
-      const int64_t seq = op.t.seq, b = cuda::div_nonneg(group, seq);
-      token = b * Samples * seq + (group - b * seq);
-    }
+    op.token_rows(token, rows[0], rows[1]);
 #pragma unroll
-    for (int j = 0; j < Samples; ++j) {
-      rows[2 * j] = op.row(2 * (token + j * op.t.seq));  // q
-      rows[2 * j + 1] = op.row(2 * (token + j * op.t.seq) + 1);  // k
-    }
-#pragma unroll
-    for (int j = 0; j < R; ++j)
+    for (int j = 0; j < 2; ++j)
 #pragma unroll
       for (int c = 0; c < CH; ++c)
         if ((c * G + lane) * V < n) pk[j][c].u = cuda::ldg_stream(rows[j].x + (c * G + lane) * V);
 #pragma unroll
     for (int c = 0; c < CH; ++c)
       if ((c * G + lane) * V < n) rows[0].template fetch<V>((c * G + lane) * V, pre[c]);
+    if constexpr (Op::kNorm) {
 #pragma unroll
-    for (int j = 0; j < R; ++j)
+      for (int j = 0; j < 2; ++j)
 #pragma unroll
-      for (int c = 0; c < CH; ++c)
-        if ((c * G + lane) * V < n)
+        for (int c = 0; c < CH; ++c)
+          if ((c * G + lane) * V < n)
 #pragma unroll
-          for (int i = 0; i < V; ++i) {
-            const float f = cuda::to_float(pk[j][c].t[i]);
-            ss[j] += f * f;
-          }
-  }
-  cuda::group_sum<G, R>(ss, scratch);
-  if (!active) return;
-  float r[R];
-#pragma unroll
-  for (int j = 0; j < R; ++j) r[j] = rsqrtf(ss[j] / static_cast<float>(n) + eps);
-  uint4 wraw[2][CH];  // q's and k's weights, shared by the samples
-  bool weights_first = false;
-  if constexpr (WeightsFirst) {
-    weights_first = rows[0].w && rows[1].w && !rows[0].w_f32;
-    if (weights_first) {
-#pragma unroll
-      for (int c = 0; c < CH; ++c)
-        if ((c * G + lane) * V < n)
-#pragma unroll
-          for (int j = 0; j < 2; ++j) wraw[j][c] = rows[j].weight_raw((c * G + lane) * V);
+            for (int i = 0; i < V; ++i) {
+              const float f = cuda::to_float(pk[j][c].t[i]);
+              ss[j] += f * f;
+            }
     }
   }
+  float r[2] = {1.f, 1.f};
+  if constexpr (Op::kNorm) {
+    cuda::group_sum<G, 2>(ss, scratch);
+    r[0] = rsqrtf(ss[0] / static_cast<float>(n) + eps);
+    r[1] = rsqrtf(ss[1] / static_cast<float>(n) + eps);
+  } else {
+    __syncwarp();  // keeps every load issued before the first store (see row_norm_fast_kernel)
+  }
+  if (!active) return;
 #pragma unroll
   for (int c = 0; c < CH; ++c) {
     const int idx = (c * G + lane) * V;
     if (idx >= n) continue;
 #pragma unroll
-    for (int j = 0; j < R; ++j) {
+    for (int j = 0; j < 2; ++j) {
       float v[V];
 #pragma unroll
       for (int i = 0; i < V; ++i) v[i] = cuda::to_float(pk[j][c].t[i]);
-      if (weights_first)
-        rows[j].template store_weighted<V>(idx, v, r[j], pre[c], wraw[j & 1][c]);
-      else
-        rows[j].template store<V>(idx, v, r[j], pre[c]);
+      if constexpr (TWeight) rows[j].template store_t_weight<V>(idx, v, r[j], pre[c]);
+      else rows[j].template store<V>(idx, v, r[j], pre[c]);
     }
   }
 }
 
-// `tokens` rows of q (and of k); with Samples > 1 they must split into whole groups of Samples
-// samples of op.t.seq tokens each, sharing the index (stride_b == 0).
-template <int G, int CH, int MinBlocks, bool WeightsFirst = false, int Samples = 1, typename Op>
-cudaError_t launch_rope_norm_token(const Op& op, int64_t tokens, int n, float eps, cudaStream_t stream) {
-  constexpr int gpb = cuda::row_threads<G>() / G;
-  const int64_t groups = tokens / Samples;
-  if (Samples > 1 && (op.t.stride_b != 0 || tokens % (Samples * op.t.seq) != 0)) return cudaErrorInvalidValue;
-  const int64_t blocks = (groups + gpb - 1) / gpb;
+// `tokens` rows of q (and of k). TWeight requires both weights in T.
+template <int G, int CH, int MinBlocks, bool TWeight, typename Op>
+cudaError_t launch_rope_token(const Op& op, int64_t tokens, int n, float eps, cudaStream_t stream) {
+  constexpr int tpb = cuda::row_threads<G>() / G;
+  const int64_t blocks = (tokens + tpb - 1) / tpb;
   if (blocks > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
-  return cuda::launch(rope_norm_token_kernel<Op, G, CH, MinBlocks, WeightsFirst, Samples>,
-                      dim3(static_cast<unsigned>(blocks)), dim3(cuda::row_threads<G>()), stream, op, groups, n, eps);
+  return cuda::launch(rope_token_kernel<Op, G, CH, MinBlocks, TWeight>, dim3(static_cast<unsigned>(blocks)),
+                      dim3(cuda::row_threads<G>()), stream, op, tokens, n, eps);
 }
 
 }  // namespace khub_kernels::rope3d
