@@ -423,6 +423,12 @@ Workload rms(int64_t rows, int n, std::string shape) {
       add("keep G256 CH2 MinB6, 2", fast<RmsOp, 256, 2, 6>(op, rows, n, 1e-6f));
       if (sizeof(T) == 2) two_pass("reload G256 CH2 MinB8, 2", rn::launch_reload<T, 256, 2, 8, false>);
     }
+    if (n == 128 && sizeof(T) == 4) {  // q/k heads in fp32: shipped G16 x 2 at 768 threads/SM
+      add("G16 CH2 MinB16", fast<RmsOp, 16, 2, 16>(op, rows, n, 1e-6f));
+      add("G16 CH2 MinB6 (shipped config)", fast<RmsOp, 16, 2, 6>(op, rows, n, 1e-6f));
+      add("G16 CH2 MinB16, 2", fast<RmsOp, 16, 2, 16>(op, rows, n, 1e-6f));
+      add("G32 CH1 MinB16", fast<RmsOp, 32, 1, 16>(op, rows, n, 1e-6f));
+    }
     if (n == 3072 && sizeof(T) == 4) {
       add("keep G256 CH4 MinB3", fast<RmsOp, 256, 4, 3>(op, rows, n, 1e-6f));
       two_pass("reload hint G256 CH3 MinB8", rn::launch_reload<T, 256, 3, 8, true>);
@@ -479,6 +485,8 @@ Workload adaln(int64_t b, int64_t s, int n) {
   auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
   // Earlier sweeps (group sizes, fetch orders, L2 prefetch): docs/gpu-measurements.md, version 16.
   add("G128 CH2 MinB12", fast<Op, 128, 2, 12>(op, rows, n, 1e-6f));
+  add("G64 CH4 MinB12 (shipped config)", fast<Op, 64, 4, 12>(op, rows, n, 1e-6f));
+  add("G128 CH2 MinB12, 2", fast<Op, 128, 2, 12>(op, rows, n, 1e-6f));
   return w;
 }
 
@@ -583,6 +591,9 @@ Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
     token("token plain stores, generic weight G128 CH2 MinB8", r3::launch_rope_token<128, 2, 8, false, Op>);
     token_stream("token generic weight G128 CH2 MinB8", r3::launch_rope_token<128, 2, 8, false, OpS>);
     token_stream("token T weight G128 CH2 MinB6", r3::launch_rope_token<128, 2, 6, true, OpS>);
+    token_stream("token T weight G256 CH1 MinB8", r3::launch_rope_token<256, 1, 8, true, OpS>);
+    token_stream("token T weight G256 CH1 MinB6", r3::launch_rope_token<256, 1, 6, true, OpS>);
+    token_stream("token T weight G128 CH2 MinB8, 2", r3::launch_rope_token<128, 2, 8, true, OpS>);
   } else {
     // The shipped kernel takes one group per token (q and k together, trig fetched once).
     auto token = [&](const char* name, auto launch) {
