@@ -94,7 +94,7 @@ struct RmsNormOp {
 // chunks and sums their squares; after the reduction pass 2 loads them again (from L2: the row
 // was read microseconds before) with the weight and stores. Nothing of the row is live across the
 // reduction, so it runs 2048 threads per SM where the row engine, which keeps the row in
-// registers, runs 1536 ([2,2688,2048] graph 12.1 -> 10.8 us, [1,8192,4096] 38.0 -> 37.2;
+// registers, runs 1536 ([2,2688,2048] graph 12.2 -> 11.1 us, [1,2048,4096] 9.1 -> 8.0;
 // docs/gpu-measurements.md, version 16). Its own kernel rather than a row-engine option: the
 // engine's version of it, with the op's run-time weight and rounding branches, ran 1-3 us slower.
 // RoundFirst: round(x * r) to T before the weight (Qwen3; diffusers with a T weight), else one

@@ -73,13 +73,12 @@ constexpr int row_threads() {
 }
 
 // When fetch() runs for a chunk. AtStore: just before that chunk's store. Early: for every chunk
-// before the reduction (its loads overlap the row's). AfterReduction: for every chunk between the
-// reduction and the first store, so those loads overlap one another instead of each waiting behind
-// the previous chunk's store, and nothing extra is held across the reduction (not yet measured).
-// Op::kEarlyChunks is the most chunks for which Early paid on the H200: the fused norm + RoPE
-// gained 1.3 us (of 39); RMSNorm, AdaLN and plain RoPE lost 1-4 us, their prefetched registers
-// crowding the row or spilling (docs/gpu-measurements.md, version 11).
-enum class Fetch { AtStore, Early, AfterReduction };
+// before the reduction (its loads overlap the row's). Op::kEarlyChunks is the most chunks for which
+// Early paid on the H200: the fused norm + RoPE gained 1.3 us (of 39); RMSNorm, AdaLN and plain
+// RoPE lost 1-4 us, their prefetched registers crowding the row or spilling (docs/gpu-measurements.md,
+// version 11). Fetching every chunk's operands between the reduction and the first store lost too
+// (AdaLN 38.5 -> 41.8 us; version 16).
+enum class Fetch { AtStore, Early };
 
 template <typename Op, int CH>
 constexpr Fetch default_fetch() {
@@ -151,11 +150,6 @@ __global__ void __launch_bounds__(row_threads<G>(), MinBlocks)
     __syncwarp();
   }
   if (active) {
-    if constexpr (F == Fetch::AfterReduction) {
-#pragma unroll
-      for (int c = 0; c < CH; ++c)
-        if ((c * G + lane) * V < n) rc.template fetch<V>((c * G + lane) * V, pre[c]);
-    }
 #pragma unroll
     for (int c = 0; c < CH; ++c) {
       const int idx = (c * G + lane) * V;
