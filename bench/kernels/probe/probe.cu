@@ -438,6 +438,72 @@ Workload rms(int64_t rows, int n, std::string shape) {
   return w;
 }
 
+// ---- AdaLN without the row engine (a candidate for the next device session) -------------------------
+// The table form of adaln_rms_table, bf16, temb [B, 1, 6n], written out directly: raw pointers and
+// the sample index instead of the engine's Row state, the modulation summed packed (__hadd2, as
+// the shipped op does). Reload: the row loaded again after the reduction (as rmsnorm's two-pass
+// kernel), else kept in registers. Not yet measured.
+template <int G, int CH, int MinB, bool Reload>
+__global__ void __launch_bounds__(kc::row_threads<G>(), MinB)
+    adaln_direct_kernel(const bf16* __restrict__ x, const bf16* __restrict__ table, const bf16* __restrict__ temb,
+                        bf16* __restrict__ out, int64_t rows, int64_t seq, int n, float eps) {
+  constexpr int V = 8;
+  constexpr int RPB = kc::row_threads<G>() / G;
+  kc::wait_for_previous_grid();
+  __shared__ float scratch[G > 32 ? G / 32 : 1];
+  const int lane = threadIdx.x % G;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * RPB + threadIdx.x / G;
+  const bool active = row < rows;
+  const bf16* xr = x + row * n;
+  kc::Pack16<bf16> pk[CH];
+  float ss = 0.f;
+  if (active) {
+#pragma unroll
+    for (int c = 0; c < CH; ++c)
+      if ((c * G + lane) * V < n) pk[c].u = kc::ldg_stream(xr + (c * G + lane) * V);
+#pragma unroll
+    for (int c = 0; c < CH; ++c)
+      if ((c * G + lane) * V < n)
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+          const float f = kc::to_float(pk[c].t[i]);
+          ss += f * f;
+        }
+  }
+  ss = kc::group_sum<G>(ss, scratch);
+  if (!active) return;
+  const float r = rsqrtf(ss / static_cast<float>(n) + eps);
+  if constexpr (Reload) {
+#pragma unroll
+    for (int c = 0; c < CH; ++c)
+      if ((c * G + lane) * V < n) pk[c].u = kc::ldg_stream(xr + (c * G + lane) * V);
+  }
+  const bf16* mod = temb + kc::div_nonneg(row, seq) * 6 * n;  // shift = chunk 0, scale = chunk 1
+#pragma unroll
+  for (int c = 0; c < CH; ++c) {
+    const int idx = (c * G + lane) * V;
+    if (idx >= n) continue;
+    kc::Pack16<bf16> sh, sc;
+    sh.u = kc::add_rounded<bf16>(__ldg(reinterpret_cast<const uint4*>(mod + idx)),
+                                 __ldg(reinterpret_cast<const uint4*>(table + idx)));
+    sc.u = kc::add_rounded<bf16>(__ldg(reinterpret_cast<const uint4*>(mod + n + idx)),
+                                 __ldg(reinterpret_cast<const uint4*>(table + n + idx)));
+    float y[V];
+#pragma unroll
+    for (int i = 0; i < V; ++i)
+      y[i] = kc::to_float(pk[c].t[i]) * r * (1.f + kc::to_float(sc.t[i])) + kc::to_float(sh.t[i]);
+    kc::store_vec<bf16, V, true>(out + row * n + idx, y);
+  }
+}
+
+template <int G, int CH, int MinB, bool Reload>
+cudaError_t launch_adaln_direct(const bf16* x, const bf16* table, const bf16* temb, bf16* out, int64_t rows,
+                                int64_t seq, int n, cudaStream_t stream) {
+  constexpr int rpb = kc::row_threads<G>() / G;
+  return kc::launch(adaln_direct_kernel<G, CH, MinB, Reload>, dim3(unsigned((rows + rpb - 1) / rpb)),
+                    dim3(kc::row_threads<G>()), stream, x, table, temb, out, rows, seq, n, 1e-6f);
+}
+
 // ---- AdaLN (table + temb, T = 1) ------------------------------------------------------------------
 template <bool Cold = false>
 Workload adaln(int64_t b, int64_t s, int n) {
@@ -484,9 +550,14 @@ Workload adaln(int64_t b, int64_t s, int n) {
   };
   auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
   // Earlier sweeps (group sizes, fetch orders, L2 prefetch): docs/gpu-measurements.md, version 16.
-  add("G128 CH2 MinB12", fast<Op, 128, 2, 12>(op, rows, n, 1e-6f));
+  auto direct = [&](const char* name, auto launch) {
+    add(name, [=](int i, int o) { CHECK(launch(xs[i], tables[i], tembs[i], outs[o], rows, s, n, g_stream)); });
+  };
+  direct("direct G64 CH4 MinB12", launch_adaln_direct<64, 4, 12, false>);
   add("G64 CH4 MinB12 (shipped config)", fast<Op, 64, 4, 12>(op, rows, n, 1e-6f));
-  add("G128 CH2 MinB12, 2", fast<Op, 128, 2, 12>(op, rows, n, 1e-6f));
+  direct("direct reload G128 CH2 MinB16", launch_adaln_direct<128, 2, 16, true>);
+  direct("direct G128 CH2 MinB12", launch_adaln_direct<128, 2, 12, false>);
+  direct("direct reload G64 CH4 MinB16", launch_adaln_direct<64, 4, 16, true>);
   return w;
 }
 
