@@ -561,6 +561,103 @@ Workload adaln(int64_t b, int64_t s, int n) {
   return w;
 }
 
+// ---- Fused q/k norm + table RoPE written out directly (a candidate for the next device session) ----
+// bf16, contiguous q / k rows of n, T weights: the shipped per-token kernel's math, with the trig
+// gather of a 4-pair chunk worked out once per chunk (axis a0 and frequency k0 of its first pair,
+// three rotated table offsets; the shipped gather steps axis and frequency per pair), and raw
+// pointers instead of the op's Row state. Same values as the shipped kernel. Not yet measured.
+template <int G, int CH, int MinB>
+__global__ void __launch_bounds__(kc::row_threads<G>(), MinB)
+    rope_norm_direct_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, const bf16* __restrict__ wq,
+                            const bf16* __restrict__ wk, bf16* __restrict__ qo, bf16* __restrict__ ko,
+                            khub_kernels::rope3d::TrigParams t, int64_t tokens, int n, float eps) {
+  constexpr int V = 8, P = V / 2;
+  constexpr int TPB = kc::row_threads<G>() / G;
+  kc::wait_for_previous_grid();
+  __shared__ float scratch[2 * (G > 32 ? G / 32 : 1)];
+  const int lane = threadIdx.x % G;
+  const int64_t token = static_cast<int64_t>(blockIdx.x) * TPB + threadIdx.x / G;
+  const bool active = token < tokens;
+  const bf16* x[2] = {q + token * n, k + token * n};
+  kc::Pack16<bf16> pk[2][CH];
+  float cs[CH][P], sn[CH][P];
+  float ss[2] = {0.f, 0.f};
+  if (active) {
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+#pragma unroll
+      for (int c = 0; c < CH; ++c)
+        if ((c * G + lane) * V < n) pk[j][c].u = kc::ldg_stream(x[j] + (c * G + lane) * V);
+    const int64_t b = kc::div_nonneg(token, t.seq), srow = token - b * t.seq;
+    const int32_t* ix = t.index + b * t.stride_b + srow * t.stride_s;
+    const int32_t off0 = __ldg(ix) * t.f, off1 = __ldg(ix + 1) * t.f, off2 = __ldg(ix + 2) * t.f;
+#pragma unroll
+    for (int c = 0; c < CH; ++c) {
+      const int j0 = (c * G + lane) * P - t.pad_pairs;
+      if ((c * G + lane) * V >= n) continue;
+      if (j0 >= 0) {
+        const int k0 = j0 / 3, a0 = j0 - 3 * k0;
+        const int o0 = (a0 == 0 ? off0 : a0 == 1 ? off1 : off2) + k0;
+        const int o1 = (a0 == 0 ? off1 : a0 == 1 ? off2 : off0) + k0 + (a0 == 2);
+        const int o2 = (a0 == 0 ? off2 : a0 == 1 ? off0 : off1) + k0 + (a0 >= 1);
+        const int o[P] = {o0, o1, o2, o0 + 1};
+#pragma unroll
+        for (int i = 0; i < P; ++i) {
+          cs[c][i] = __ldg(t.cos_table + o[i]);
+          sn[c][i] = __ldg(t.sin_table + o[i]);
+        }
+      } else {  // the first pairs of the row (pad_pairs > 0): identity, then the gather
+#pragma unroll
+        for (int i = 0; i < P; ++i) {
+          const int jj = j0 + i, kk = jj >= 0 ? jj / 3 : 0, aa = jj - 3 * kk;
+          const int32_t oo = (aa == 0 ? off0 : aa == 1 ? off1 : off2) + kk;
+          cs[c][i] = jj >= 0 ? __ldg(t.cos_table + oo) : 1.f;
+          sn[c][i] = jj >= 0 ? __ldg(t.sin_table + oo) : 0.f;
+        }
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+#pragma unroll
+      for (int c = 0; c < CH; ++c)
+        if ((c * G + lane) * V < n)
+#pragma unroll
+          for (int i = 0; i < V; ++i) {
+            const float f = kc::to_float(pk[j][c].t[i]);
+            ss[j] += f * f;
+          }
+  }
+  kc::group_sum<G, 2>(ss, scratch);
+  if (!active) return;
+  const float r[2] = {rsqrtf(ss[0] / static_cast<float>(n) + eps), rsqrtf(ss[1] / static_cast<float>(n) + eps)};
+  const bf16* w[2] = {wq, wk};
+  bf16* out[2] = {qo + token * n, ko + token * n};
+#pragma unroll
+  for (int c = 0; c < CH; ++c) {
+    const int idx = (c * G + lane) * V;
+    if (idx >= n) continue;
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      kc::Pack16<bf16> wp;
+      wp.u = __ldg(reinterpret_cast<const uint4*>(w[j] + idx));
+      float y[V];
+#pragma unroll
+      for (int i = 0; i < V; ++i) y[i] = kc::to_float(wp.t[i]) * (kc::to_float(pk[j][c].t[i]) * r[j]);
+      khub_kernels::rope3d::rotate_store<bf16, V, true, P, true>(out[j] + idx, y, cs[c], sn[c]);
+    }
+  }
+}
+
+template <int G, int CH, int MinB>
+cudaError_t launch_rope_norm_direct(const khub_kernels::rope3d::RopeArgs& a, cudaStream_t stream) {
+  constexpr int tpb = kc::row_threads<G>() / G;
+  const int64_t tokens = a.q_layout.rows;
+  return kc::launch(rope_norm_direct_kernel<G, CH, MinB>, dim3(unsigned((tokens + tpb - 1) / tpb)),
+                    dim3(kc::row_threads<G>()), stream, static_cast<const bf16*>(a.q), static_cast<const bf16*>(a.k),
+                    static_cast<const bf16*>(a.q_weight), static_cast<const bf16*>(a.k_weight),
+                    static_cast<bf16*>(a.q_out), static_cast<bf16*>(a.k_out), a.trig, tokens, int(a.d), a.eps);
+}
+
 // ---- RoPE table mode q + k ------------------------------------------------------------------------
 // TorchLayout: q / k rows as the torch binding describes [B, S, D] (outer blocks of S rows, so the
 // rows of samples >= 1 take a division), not as one flat block of rows.
@@ -665,6 +762,8 @@ Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
     token_stream("token T weight G256 CH1 MinB8", r3::launch_rope_token<256, 1, 8, true, OpS>);
     token_stream("token T weight G256 CH1 MinB6", r3::launch_rope_token<256, 1, 6, true, OpS>);
     token_stream("token T weight G128 CH2 MinB8, 2", r3::launch_rope_token<128, 2, 8, true, OpS>);
+    if (!TorchLayout)  // the direct kernel takes flat rows
+      add("direct G128 CH2 MinB8", [=](int i, int o) { CHECK(launch_rope_norm_direct<128, 2, 8>(args(i, o), g_stream)); });
   } else {
     // The shipped kernel takes one group per token (q and k together, trig fetched once).
     auto token = [&](const char* name, auto launch) {
