@@ -461,14 +461,7 @@ __global__ void __launch_bounds__(kc::row_threads<G>(), MinB)
 #pragma unroll
     for (int c = 0; c < CH; ++c)
       if ((c * G + lane) * V < n) pk[c].u = kc::ldg_stream(xr + (c * G + lane) * V);
-#pragma unroll
-    for (int c = 0; c < CH; ++c)
-      if ((c * G + lane) * V < n)
-#pragma unroll
-        for (int i = 0; i < V; ++i) {
-          const float f = kc::to_float(pk[c].t[i]);
-          ss += f * f;
-        }
+    kc::add_squares<G>(pk, lane, n, ss);
   }
   ss = kc::group_sum<G>(ss, scratch);
   if (!active) return;
@@ -616,16 +609,8 @@ __global__ void __launch_bounds__(kc::row_threads<G>(), MinB)
         }
       }
     }
-#pragma unroll
-    for (int j = 0; j < 2; ++j)
-#pragma unroll
-      for (int c = 0; c < CH; ++c)
-        if ((c * G + lane) * V < n)
-#pragma unroll
-          for (int i = 0; i < V; ++i) {
-            const float f = kc::to_float(pk[j][c].t[i]);
-            ss[j] += f * f;
-          }
+    kc::add_squares<G>(pk[0], lane, n, ss[0]);
+    kc::add_squares<G>(pk[1], lane, n, ss[1]);
   }
   kc::group_sum<G, 2>(ss, scratch);
   if (!active) return;

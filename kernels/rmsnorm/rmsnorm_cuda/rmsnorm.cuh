@@ -119,14 +119,7 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
 #pragma unroll
     for (int c = 0; c < CH; ++c)
       if ((c * G + lane) * V < n) pk[c].u = cuda::load_row_chunk<S, true>(xr + (c * G + lane) * V);
-#pragma unroll
-    for (int c = 0; c < CH; ++c)
-      if ((c * G + lane) * V < n)
-#pragma unroll
-        for (int i = 0; i < V; ++i) {
-          const float f = cuda::to_float(pk[c].t[i]);
-          ss += f * f;
-        }
+    cuda::add_squares<G>(pk, lane, n, ss);
   }
   ss = cuda::group_sum<G>(ss, scratch);
   if (!active) return;

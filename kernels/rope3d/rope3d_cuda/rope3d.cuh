@@ -241,16 +241,8 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     for (int c = 0; c < CH; ++c)
       if ((c * G + lane) * V < n) rows[0].template fetch<V>((c * G + lane) * V, pre[c]);
     if constexpr (Op::kNorm) {
-#pragma unroll
-      for (int j = 0; j < 2; ++j)
-#pragma unroll
-        for (int c = 0; c < CH; ++c)
-          if ((c * G + lane) * V < n)
-#pragma unroll
-            for (int i = 0; i < V; ++i) {
-              const float f = cuda::to_float(pk[j][c].t[i]);
-              ss[j] += f * f;
-            }
+      cuda::add_squares<G>(pk[0], lane, n, ss[0]);
+      cuda::add_squares<G>(pk[1], lane, n, ss[1]);
     }
   }
   float r[2] = {1.f, 1.f};
