@@ -100,13 +100,27 @@ struct RmsNormOp {
 // RoundFirst: round(x * r) to T before the weight (Qwen3; diffusers with a T weight), else one
 // rounding (F.rms_norm). L2Hint: pass 1 marks the row's lines L2 evict-last and pass 2
 // evict-first (fp32 rows of 3072: 100.5 -> 98.5 us; slower for 16-bit rows).
+// One of the two reads of a thread's chunks of the row xr (chunks past n skipped). L2Hint: the
+// first read marks the lines L2 evict-last, the second evict-first; otherwise both are the
+// kernels' streaming load.
+template <int G, int CH, bool L2Hint, bool First, typename T>
+__device__ __forceinline__ void read_row(cuda::Pack16<T> (&pk)[CH], const T* xr, int lane, int n) {
+  constexpr int V = 16 / sizeof(T);
+#pragma unroll
+  for (int c = 0; c < CH; ++c) {
+    const int idx = (c * G + lane) * V;
+    if (idx >= n) continue;
+    if constexpr (L2Hint) pk[c].u = cuda::ldg_stream_l2<First>(xr + idx);
+    else pk[c].u = cuda::ldg_stream(xr + idx);
+  }
+}
+
 template <typename T, int G, int CH, int MinBlocks, bool RoundFirst, bool L2Hint>
 __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     rms_norm_reload_kernel(const T* __restrict__ x, RowLayout xl, const T* __restrict__ w, T* __restrict__ out,
                            int64_t rows, int n, float eps) {
   constexpr int V = 16 / sizeof(T);
   constexpr int RPB = cuda::row_threads<G>() / G;
-  constexpr auto S = L2Hint ? cuda::RowSource::ReloadL2Hint : cuda::RowSource::Reload;
   cuda::wait_for_previous_grid();
   __shared__ float scratch[G > 32 ? G / 32 : 1];
   const int lane = threadIdx.x % G;
@@ -116,18 +130,14 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
   float ss = 0.f;
   if (active) {
     cuda::Pack16<T> pk[CH];
-#pragma unroll
-    for (int c = 0; c < CH; ++c)
-      if ((c * G + lane) * V < n) pk[c].u = cuda::load_row_chunk<S, true>(xr + (c * G + lane) * V);
+    read_row<G, CH, L2Hint, true>(pk, xr, lane, n);
     cuda::add_squares<G>(pk, lane, n, ss);
   }
   ss = cuda::group_sum<G>(ss, scratch);
   if (!active) return;
   const float r = rsqrtf(ss / static_cast<float>(n) + eps);
   cuda::Pack16<T> pk[CH];
-#pragma unroll
-  for (int c = 0; c < CH; ++c)
-    if ((c * G + lane) * V < n) pk[c].u = cuda::load_row_chunk<S, false>(xr + (c * G + lane) * V);
+  read_row<G, CH, L2Hint, false>(pk, xr, lane, n);
 #pragma unroll
   for (int c = 0; c < CH; ++c) {
     const int idx = (c * G + lane) * V;

@@ -100,19 +100,6 @@ constexpr Fetch default_fetch() {
   return CH <= Op::kEarlyChunks ? Fetch::Early : Fetch::AtStore;
 }
 
-// Where a row's second phase takes it from. Keep: the registers it was loaded into, live across
-// the reduction (the row engine). Reload: loads it again, an L2 hit (the row was read microseconds
-// before), so nothing of the row is live across the reduction (rmsnorm's two-pass kernel).
-// ReloadL2Hint: the same, the first load marking the lines L2 evict-last and the second
-// evict-first (what torch.compile's two-pass RMSNorm does).
-enum class RowSource { Keep, Reload, ReloadL2Hint };
-
-template <RowSource S, bool First>
-__device__ __forceinline__ uint4 load_row_chunk(const void* p) {
-  if constexpr (S == RowSource::ReloadL2Hint) return ldg_stream_l2<First>(p);
-  else return ldg_stream(p);
-}
-
 template <typename Op, int G, int CH, int MinBlocks = 768 / row_threads<G>(), Fetch F = default_fetch<Op, CH>()>
 __global__ void __launch_bounds__(row_threads<G>(), MinBlocks)
     row_norm_fast_kernel(const Op op, int64_t rows, int n, float eps) {
