@@ -1,7 +1,9 @@
 """PyTorch baselines for the kernels benchmark, same method as kernels_bench (ops.md §7):
 eager model formulas, F.rms_norm and torch.compile(dynamic=False), cold (rotated buffers, sleep gap,
 CUDA events) and warm (CUDA graph of 20 calls). Also checks khub's cuda variants against eager
-before timing (loaded with torch.ops.load_library). Writes JSON.
+before timing (loaded with torch.ops.load_library) and times them here too, as the baseline named
+"khub (same process)": kernels_bench runs in another process, and where khub and torch.compile are
+within 1-2 % only one process, one machine state, decides which is faster. Writes JSON.
 
 usage: baselines.py --out baselines.json --variants kernels/  [--no-compile]
 """
@@ -17,6 +19,7 @@ import torch.nn.functional as F
 
 L2 = torch.cuda.get_device_properties(0).L2_cache_size
 BF16 = torch.bfloat16
+KHUB = "khub (same process)"  # the baseline name of khub's own ops timed here
 DTYPE_NAMES = {torch.bfloat16: "bfloat16", torch.float16: "float16", torch.float32: "float32"}
 
 
@@ -118,11 +121,14 @@ def ltx_full_tables(b, fr, h, w, dim=2048, theta=10000.0):
     return cos.expand(b, -1, -1).contiguous(), sin.expand(b, -1, -1).contiguous()
 
 
+# Each case: (op, shape, dtype, bytes, make_inputs, {baseline name: fn}, compile?, khub) where
+# khub(ops) -> (make_inputs, fn) calls khub's op as kernels_bench does (its first output), or is None.
 def rms_case(s, dt, compiled):
     n = math.prod(s)
     mk = lambda: (torch.randn(s, device="cuda", dtype=dt), torch.randn(s[-1], device="cuda", dtype=dt) * 0.1 + 1)
     return ("rms_norm", list(s), dt, esize(dt) * (2 * n + s[-1]), mk,
-            {"eager_hf": hf_rms, "F.rms_norm": lambda x, w: F.rms_norm(x, (x.shape[-1],), w, 1e-6)}, compiled)
+            {"eager_hf": hf_rms, "F.rms_norm": lambda x, w: F.rms_norm(x, (x.shape[-1],), w, 1e-6)}, compiled,
+            lambda ops: (mk, lambda x, w: ops["rmsnorm"].rms_norm(x, w, 1e-6)))
 
 
 def fused_add_case(dt):
@@ -130,7 +136,18 @@ def fused_add_case(dt):
     mk = lambda: (torch.randn(s, device="cuda", dtype=dt), torch.randn(s, device="cuda", dtype=dt),
                   torch.ones(2048, device="cuda", dtype=dt))
     return ("fused_add_rms_norm", list(s), dt, esize(dt) * (4 * math.prod(s) + 2048), mk,
-            {"eager_hf": lambda x, r, w: (hf_rms(x + r, w), x + r)}, True)
+            {"eager_hf": lambda x, r, w: (hf_rms(x + r, w), x + r)}, True,
+            lambda ops: (mk, lambda x, r, w: ops["rmsnorm"].fused_add_rms_norm(x, r, w, 1e-6)[0]))
+
+
+def ltx_table_operands(rope, fr, h, w, d):
+    """khub's table form of the LTX grid (as kernels_bench builds it): per-axis cos / sin rows and
+    each token's three row indices."""
+    f32 = dict(device="cuda", dtype=torch.float32)
+    pos = torch.cat([torch.arange(fr, **f32) * (8 / 25) / 20, torch.arange(h, **f32) / 64, torch.arange(w, **f32) / 64])
+    cos, sin = rope.ltx_rope_tables(pos, d, 10000.0)
+    g = torch.meshgrid(torch.arange(fr), torch.arange(h) + fr, torch.arange(w) + fr + h, indexing="ij")
+    return cos, sin, torch.stack(g, -1).reshape(1, fr * h * w, 3).to(torch.int32).cuda()
 
 
 def rope_table_case(fr, norm, dt):
@@ -142,31 +159,47 @@ def rope_table_case(fr, norm, dt):
         k = torch.randn(b, S, d, device="cuda", dtype=dt)
         w = torch.randn(d, device="cuda", dtype=dt) * 0.1 + 1
         return (q, k, w, w, cos, sin) if norm else (q, k, cos, sin)
+
+    def khub(ops):
+        rope = ops["rope3d"]
+
+        def mk_khub():
+            q, k = torch.randn(b, S, d, device="cuda", dtype=dt), torch.randn(b, S, d, device="cuda", dtype=dt)
+            tables = ltx_table_operands(rope, fr, 16, 24, d)
+            if not norm:
+                return (q, k, *tables)
+            wq, wk = (torch.randn(d, device="cuda", dtype=dt) * 0.1 + 1 for _ in range(2))
+            return (q, k, wq, wk, *tables)
+        if norm:
+            return mk_khub, lambda q, k, wq, wk, c, s, i: rope.rms_norm_rope_table_qk(q, k, wq, wk, 1e-5, c, s, i)[0]
+        return mk_khub, lambda q, k, c, s, i: rope.apply_rotary_emb_table_qk(q, k, c, s, i)[0]
     op = "rms_norm_rope_table_qk" if norm else "apply_rotary_emb_table_qk"
     return (op, [b, S, d, "x2"], dt, esize(dt) * 4 * b * S * d, mk,
-            {"eager_diffusers": norm_rope_qk if norm else rope_qk}, True)
+            {"eager_diffusers": norm_rope_qk if norm else rope_qk}, True, khub)
 
 
 def adaln_case(b, S, d, dt):
     mk = lambda: (torch.randn(b, S, d, device="cuda", dtype=dt), torch.randn(6, d, device="cuda", dtype=dt) * 0.1,
                   torch.randn(b, 1, 6 * d, device="cuda", dtype=dt) * 0.1)
-    return ("adaln_rms_table", [b, S, d], dt, esize(dt) * 2 * b * S * d, mk, {"eager_diffusers": adaln_eager}, True)
+    return ("adaln_rms_table", [b, S, d], dt, esize(dt) * 2 * b * S * d, mk, {"eager_diffusers": adaln_eager}, True,
+            lambda ops: (mk, lambda x, table, temb: ops["adaln"].adaln_rms_table(x, table, temb, 0, 1e-6)))
 
 
 def geglu_case(b, S, h, dt, compiled):
     mk = lambda: (torch.randn(b, S, 2 * h, device="cuda", dtype=dt),)
-    return ("geglu", [b, S, 2 * h], dt, esize(dt) * 3 * b * S * h, mk, {"eager_diffusers": geglu_eager}, compiled)
+    return ("geglu", [b, S, 2 * h], dt, esize(dt) * 3 * b * S * h, mk, {"eager_diffusers": geglu_eager}, compiled,
+            lambda ops: (mk, lambda x: ops["geglu"].geglu(x, False)))
 
 
 def gelu_tanh_case(dt):
     mk = lambda: (torch.randn(2, 2688, 8192, device="cuda", dtype=dt),)
     return ("gelu_tanh", [2, 2688, 8192], dt, esize(dt) * 2 * 2 * 2688 * 8192, mk,
-            {"eager": lambda x: F.gelu(x, approximate="tanh")}, True)
+            {"eager": lambda x: F.gelu(x, approximate="tanh")}, True,
+            lambda ops: (mk, lambda x: ops["geglu"].gelu_tanh(x)))
 
 
 def cases():
-    """(op, shape, dtype, bytes, make_inputs, {baseline name: fn}, compile?): the bf16 suite, then the
-    fp16 / fp32 subset (kernels_bench runs the same)."""
+    """The bf16 suite, then the fp16 / fp32 subset (kernels_bench runs the same)."""
     rms_shapes = [(2, 2688, 2048), (2, 8064, 2048), (4, 4096, 3072), (1, 8192, 4096), (1, 2048, 4096),
                   (1, 128, 4096), (64, 1, 4096), (1, 1, 4096), (2, 128, 2048), (1, 1024, 2048), (2, 1024, 2048),
                   (4, 1024, 2048), (1, 4096, 2048), (2, 4096, 3072), (1, 8192, 2048), (2, 2310, 2048),
@@ -182,7 +215,8 @@ def cases():
                                     torch.randn(b, S, d, device="cuda", dtype=BF16),
                                     *(lambda a: (a.cos(), a.sin()))(torch.randn(b, S, d, device="cuda")))
         out.append(("apply_rotary_emb_qk", [b, S, d, "x2"], BF16, 8 * b * S * d + 8 * b * S * d, mk,
-                    {"eager_diffusers": rope_qk}, False))
+                    {"eager_diffusers": rope_qk}, False,
+                    lambda ops, mk=mk: (mk, lambda q, k, c, s: ops["rope3d"].apply_rotary_emb_qk(q, k, c, s)[0])))
     out += [adaln_case(b, S, d, BF16) for (b, S, d) in [(2, 2688, 2048), (2, 8064, 2048)]]
     out += [geglu_case(b, S, h, BF16, (b, S, h) in {(2, 1024, 2048), (2, 2688, 8192)})
             for (b, S, h) in [(2, 1024, 2048), (2, 4096, 1280), (2, 1024, 5120), (2, 2688, 8192)]]
@@ -194,13 +228,18 @@ def cases():
     return out
 
 
-def check_khub(variants_root):
-    """Loads khub's cuda variants and compares each op with the eager formula (bf16)."""
+def load_khub(variants_root):
+    """khub's cuda variants under variants_root, loaded: {kernel name: its torch.ops namespace}."""
     ids = {}
     for meta in glob.glob(os.path.join(variants_root, "*", "build", "*cu1*", "metadata.json")):
         m = json.load(open(meta))
         torch.ops.load_library(os.path.join(os.path.dirname(meta), m["id"] + ".abi3.so"))
         ids[m["name"]] = getattr(torch.ops, m["id"])
+    return ids
+
+
+def check_khub(ids):
+    """Compares each of khub's ops with the eager formula (bf16)."""
     res = {}
     x = torch.randn(2, 2688, 2048, device="cuda", dtype=BF16)
     w = torch.randn(2048, device="cuda", dtype=BF16) * 0.1 + 1
@@ -236,6 +275,7 @@ def main():
     ap.add_argument("--out", default="baselines.json")
     ap.add_argument("--variants", default="kernels")
     ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--no-khub", action="store_true", help="skip timing khub's ops in this process")
     ap.add_argument("--dtypes", default="bfloat16,float16,float32", help="comma-separated subset of the cases' dtypes")
     a = ap.parse_args()
     doc = {"harness": "baselines.py (PyTorch, CUDA events)", **env()}
@@ -245,21 +285,27 @@ def main():
     doc["copy_1gib_us"] = c[0]
     doc["copy_tbps"] = 2 * (1 << 30) / c[0] / 1e6
     print(f"{doc['gpu']} torch {doc['torch']}; copy 1 GiB {c[0]:.1f} us = {doc['copy_tbps']:.2f} TB/s", flush=True)
-    doc["khub_correctness"] = check_khub(a.variants)
+    ops = load_khub(a.variants)
+    doc["khub_correctness"] = check_khub(ops)
     print("khub vs eager:", doc["khub_correctness"], flush=True)
     results = []
     dtypes = set(a.dtypes.split(","))
-    for op, shape, dt, nbytes, mk, fns, comp in cases():
+    for op, shape, dt, nbytes, mk, fns, comp, khub in cases():
         if DTYPE_NAMES[dt] not in dtypes:
             continue
-        todo = dict(fns)
+        todo = {name: (mk, fn) for name, fn in fns.items()}
         if comp and not a.no_compile:
             # Dynamo caches per function: compiling one function at a ninth shape or dtype would hit
             # its recompile limit and silently run eager (the first fp16 run did).
             torch._dynamo.reset()
-            todo["torch.compile"] = torch.compile(next(iter(fns.values())), dynamic=False)
-        for name, fn in todo.items():
-            def make(fn=fn, mk=mk):
+            todo["torch.compile"] = (mk, torch.compile(next(iter(fns.values())), dynamic=False))
+        if not a.no_khub:
+            try:
+                todo[KHUB] = khub(ops)
+            except Exception as e:  # noqa: BLE001
+                print(f"{op} {shape} {KHUB}: not timed: {e!r}", flush=True)
+        for name, (mk_args, fn) in todo.items():
+            def make(fn=fn, mk=mk_args):
                 args = mk()
                 return lambda: fn(*args)
             try:

@@ -15,7 +15,7 @@ import baselines  # noqa: E402
 
 def main():
     wanted = sys.argv[1:]
-    for op, shape, dt, _, mk, fns, comp in baselines.cases():
+    for op, shape, dt, _, mk, fns, comp, _khub in baselines.cases():
         name = f"{op} {shape} {baselines.DTYPE_NAMES[dt]}"
         if not comp or (wanted and not any(w in name for w in wanted)):
             continue

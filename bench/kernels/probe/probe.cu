@@ -551,6 +551,8 @@ Workload adaln(int64_t b, int64_t s, int n) {
   direct("direct reload G128 CH2 MinB16", launch_adaln_direct<128, 2, 16, true>);
   direct("direct G128 CH2 MinB12", launch_adaln_direct<128, 2, 12, false>);
   direct("direct reload G64 CH4 MinB16", launch_adaln_direct<64, 4, 16, true>);
+  direct("direct reload G128 CH2 MinB12", launch_adaln_direct<128, 2, 12, true>);
+  direct("direct G256 CH1 MinB8", launch_adaln_direct<256, 1, 8, false>);
   return w;
 }
 
@@ -558,8 +560,9 @@ Workload adaln(int64_t b, int64_t s, int n) {
 // bf16, contiguous q / k rows of n, T weights: the shipped per-token kernel's math, with the trig
 // gather of a 4-pair chunk worked out once per chunk (axis a0 and frequency k0 of its first pair,
 // three rotated table offsets; the shipped gather steps axis and frequency per pair), and raw
-// pointers instead of the op's Row state. Same values as the shipped kernel. Not yet measured.
-template <int G, int CH, int MinB>
+// pointers instead of the op's Row state. Same values as the shipped kernel. Norm = false: the
+// plain table RoPE with the same gather (no reduction, no weights).
+template <int G, int CH, int MinB, bool Norm = true>
 __global__ void __launch_bounds__(kc::row_threads<G>(), MinB)
     rope_norm_direct_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, const bf16* __restrict__ wq,
                             const bf16* __restrict__ wk, bf16* __restrict__ qo, bf16* __restrict__ ko,
@@ -609,10 +612,12 @@ __global__ void __launch_bounds__(kc::row_threads<G>(), MinB)
         }
       }
     }
-    kc::add_squares<G>(pk[0], lane, n, ss[0]);
-    kc::add_squares<G>(pk[1], lane, n, ss[1]);
+    if constexpr (Norm) {
+      kc::add_squares<G>(pk[0], lane, n, ss[0]);
+      kc::add_squares<G>(pk[1], lane, n, ss[1]);
+    }
   }
-  kc::group_sum<G, 2>(ss, scratch);
+  if constexpr (Norm) kc::group_sum<G, 2>(ss, scratch);
   if (!active) return;
   const float r[2] = {rsqrtf(ss[0] / static_cast<float>(n) + eps), rsqrtf(ss[1] / static_cast<float>(n) + eps)};
   const bf16* w[2] = {wq, wk};
@@ -623,21 +628,26 @@ __global__ void __launch_bounds__(kc::row_threads<G>(), MinB)
     if (idx >= n) continue;
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
-      kc::Pack16<bf16> wp;
-      wp.u = __ldg(reinterpret_cast<const uint4*>(w[j] + idx));
       float y[V];
+      if constexpr (Norm) {
+        kc::Pack16<bf16> wp;
+        wp.u = __ldg(reinterpret_cast<const uint4*>(w[j] + idx));
 #pragma unroll
-      for (int i = 0; i < V; ++i) y[i] = kc::to_float(wp.t[i]) * (kc::to_float(pk[j][c].t[i]) * r[j]);
-      khub_kernels::rope3d::rotate_store<bf16, V, true, P, true>(out[j] + idx, y, cs[c], sn[c]);
+        for (int i = 0; i < V; ++i) y[i] = kc::to_float(wp.t[i]) * (kc::to_float(pk[j][c].t[i]) * r[j]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < V; ++i) y[i] = kc::to_float(pk[j][c].t[i]);
+      }
+      khub_kernels::rope3d::rotate_store<bf16, V, true, P, Norm>(out[j] + idx, y, cs[c], sn[c]);
     }
   }
 }
 
-template <int G, int CH, int MinB>
+template <int G, int CH, int MinB, bool Norm = true>
 cudaError_t launch_rope_norm_direct(const khub_kernels::rope3d::RopeArgs& a, cudaStream_t stream) {
   constexpr int tpb = kc::row_threads<G>() / G;
   const int64_t tokens = a.q_layout.rows;
-  return kc::launch(rope_norm_direct_kernel<G, CH, MinB>, dim3(unsigned((tokens + tpb - 1) / tpb)),
+  return kc::launch(rope_norm_direct_kernel<G, CH, MinB, Norm>, dim3(unsigned((tokens + tpb - 1) / tpb)),
                     dim3(kc::row_threads<G>()), stream, static_cast<const bf16*>(a.q), static_cast<const bf16*>(a.k),
                     static_cast<const bf16*>(a.q_weight), static_cast<const bf16*>(a.k_weight),
                     static_cast<bf16*>(a.q_out), static_cast<bf16*>(a.k_out), a.trig, tokens, int(a.d), a.eps);
@@ -757,6 +767,9 @@ Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
     // The row engine's configuration before version 16, and the other token configurations measured.
     add("row engine G128 CH2 MinB8", fast<Op, 128, 2, 8>(op, rows, d, 1e-5f));
     token("token G128 CH2 MinB10", r3::launch_rope_token<128, 2, 10, false, Op>);
+    add("direct G256 CH1 MinB8", [=](int i, int o) { CHECK(launch_rope_norm_direct<256, 1, 8, false>(args(i, o), g_stream)); });
+    add("direct G128 CH2 MinB8", [=](int i, int o) { CHECK(launch_rope_norm_direct<128, 2, 8, false>(args(i, o), g_stream)); });
+    add("direct G256 CH1 MinB6", [=](int i, int o) { CHECK(launch_rope_norm_direct<256, 1, 6, false>(args(i, o), g_stream)); });
   }
   return w;
 }
