@@ -11,6 +11,17 @@ struct alignas(V * sizeof(T) == 16 ? 16 : alignof(T)) ModVals {
   T t[V];
 };
 
+// m as fp32 (word by word on the 16-byte path: cuda::unpack16).
+template <typename T, int V>
+__device__ __forceinline__ void mod_floats(const ModVals<T, V>& m, float (&v)[V]) {
+  if constexpr (V * sizeof(T) == 16) {
+    cuda::unpack16<T>(*reinterpret_cast<const uint4*>(m.t), v);
+  } else {
+#pragma unroll
+    for (int i = 0; i < V; ++i) v[i] = cuda::to_float(m.t[i]);
+  }
+}
+
 // One modulation vector: base (+ table), the sum rounded to T as the model's own add of two T
 // tensors rounds it (the CPU implementation does the same). Kept in T between the fetch and the
 // store: 8 registers a chunk instead of 16 for scale and shift in fp32, and one packed add per
@@ -39,8 +50,7 @@ struct ModRow {
   __device__ __forceinline__ void load(int idx, float (&v)[V]) const {
     ModVals<T, V> m;
     load<V>(idx, m);
-#pragma unroll
-    for (int i = 0; i < V; ++i) v[i] = cuda::to_float(m.t[i]);
+    mod_floats(m, v);
   }
 };
 
@@ -114,9 +124,11 @@ struct AdaLnOp {
 
     template <int V>
     __device__ __forceinline__ void store(int idx, const float (&v)[V], float r, const Pre<V>& p) const {
-      float y[V];
+      float y[V], sc[V], sh[V];
+      mod_floats(p.sc, sc);
+      mod_floats(p.sh, sh);
 #pragma unroll
-      for (int i = 0; i < V; ++i) y[i] = v[i] * r * (1.f + cuda::to_float(p.sc.t[i])) + cuda::to_float(p.sh.t[i]);
+      for (int i = 0; i < V; ++i) y[i] = v[i] * r * (1.f + sc[i]) + sh[i];
       cuda::store_vec<T, V, true>(out + idx, y);
     }
   };

@@ -56,11 +56,8 @@ __global__ void __launch_bounds__(128) geglu_kernel(const T* __restrict__ x, Row
         cuda::Pack16<T> ph, pg;
         ph.u = cuda::ldg_stream(xr + col[u]);
         if constexpr (Gated) pg.u = cuda::ldg_stream(xr + n + col[u]);
-#pragma unroll
-        for (int i = 0; i < V; ++i) {
-          h[u][i] = cuda::to_float(ph.t[i]);
-          if constexpr (Gated) g[u][i] = cuda::to_float(pg.t[i]);
-        }
+        cuda::unpack16<T>(ph.u, h[u]);
+        if constexpr (Gated) cuda::unpack16<T>(pg.u, g[u]);
       } else {
         cuda::load_vec<T, V>(xr + col[u], h[u]);
         if constexpr (Gated) cuda::load_vec<T, V>(xr + n + col[u], g[u]);

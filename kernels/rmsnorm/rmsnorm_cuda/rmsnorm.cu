@@ -5,40 +5,55 @@
 namespace khub_kernels::rmsnorm {
 namespace {
 
-// The two-pass kernel where it was measured faster on the H200 (docs/gpu-measurements.md, version
-// 16), no residual, a T weight and at least 2048 rows: 16-bit rows of 4096 ([1,2048,4096] 13.1 /
-// 9.1 -> 12.8 / 8.0 us cold / graph, [1,8192,4096] 37.9 -> 37.5) and of 2048 up to 32 MiB
-// ([2,2688,2048] 15.3 / 12.2 -> 15.0 / 11.1; past that equal or up to 0.4 us slower), and fp32
-// rows of 3072 ([4,4096,3072] 100.3 -> 98.8). Returns false where it does not apply.
-constexpr int64_t kReloadMinRows = 2048;
-constexpr double kReloadMaxBytes2048 = 32.0 * (1 << 20);
+// The dedicated kernels (rmsnorm.cuh) where they were measured faster than the row engine on the
+// H200 (docs/gpu-measurements.md, versions 16 and 17): no residual, a T weight, at least 2048 rows,
+// and the row sizes measured. 16-bit rows of 2048 up to 32 MiB take the two-pass kernel (its
+// CUDA-graph replays were faster); the one-pass keep kernel the rest. fp32 rows of 3072 take the
+// two-pass kernel with L1 / L2 eviction priorities ([4,4096,3072] 99.1 -> 98.3 us). Returns false
+// where none applies.
+constexpr int64_t kDedicatedMinRows = 2048;
+constexpr double kSmallBytes = 32.0 * (1 << 20);
 
 template <typename T>
-bool run_reload(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cudaError_t& err) {
+bool run_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cudaError_t& err) {
   const int64_t rows = a.x_layout.rows;
-  if (!vector_ok || a.residual || !a.weight || a.weight_dtype != a.dtype || rows < kReloadMinRows) return false;
-  if (sizeof(T) == 2 && a.n == 2048 && static_cast<double>(rows) * a.n * sizeof(T) > kReloadMaxBytes2048) return false;
+  if (!vector_ok || a.residual || !a.weight || a.weight_dtype != a.dtype || rows < kDedicatedMinRows) return false;
+  const bool small = static_cast<double>(rows) * a.n * sizeof(T) <= kSmallBytes;
   // Diffusers rounds x * r to the weight dtype, here T: the same as Qwen3.
-  const bool round_first = a.rounding != Rounding::Fused;
+  const bool rf = a.rounding != Rounding::Fused;
   const auto* x = static_cast<const T*>(a.x);
   const auto* w = static_cast<const T*>(a.weight);
   auto* out = static_cast<T*>(a.out);
   const int n = static_cast<int>(a.n);
+  const RowLayout& xl = a.x_layout;
   if constexpr (sizeof(T) == 2) {
-    if (a.n == 2048) err = launch_reload<T, 128, 2, 16>(x, a.x_layout, w, out, n, a.eps, round_first, stream);
-    else if (a.n == 4096) err = launch_reload<T, 256, 2, 8>(x, a.x_layout, w, out, n, a.eps, round_first, stream);
-    else return false;
+    switch (a.n) {
+      case 128: err = launch_keep<T, 8, 2, 6>(x, xl, w, out, n, a.eps, rf, stream); return true;
+      case 2048:
+        err = small ? launch_reload<T, 128, 2, 16>(x, xl, w, out, n, a.eps, rf, stream)
+                    : launch_keep<T, 128, 2, 12>(x, xl, w, out, n, a.eps, rf, stream);
+        return true;
+      case 3072: err = launch_keep<T, 128, 3, 8>(x, xl, w, out, n, a.eps, rf, stream); return true;
+      case 4096:
+        err = small ? launch_keep<T, 256, 2, 8>(x, xl, w, out, n, a.eps, rf, stream)
+                    : launch_keep<T, 256, 2, 6>(x, xl, w, out, n, a.eps, rf, stream);
+        return true;
+      default: return false;
+    }
   } else {
-    if (a.n != 3072) return false;
-    err = launch_reload<T, 256, 3, 6, true>(x, a.x_layout, w, out, n, a.eps, round_first, stream);
+    switch (a.n) {
+      case 128: err = launch_keep<T, 16, 2, 6>(x, xl, w, out, n, a.eps, rf, stream); return true;
+      case 2048: err = launch_keep<T, 256, 2, 6>(x, xl, w, out, n, a.eps, rf, stream); return true;
+      case 3072: err = launch_reload<T, 256, 3, 6, RowRead::L1KeepL2Hint>(x, xl, w, out, n, a.eps, rf, stream); return true;
+      default: return false;
+    }
   }
-  return true;
 }
 
 template <typename T>
 cudaError_t run(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream) {
   cudaError_t err = cudaSuccess;
-  if (run_reload<T>(a, vector_ok, stream, err)) return err;
+  if (run_dedicated<T>(a, vector_ok, stream, err)) return err;
   const RmsNormOp<T> op{static_cast<const T*>(a.x), a.x_layout, static_cast<const T*>(a.residual),
                         a.residual_layout, a.weight, a.weight_dtype == DType::F32 && a.dtype != DType::F32,
                         static_cast<T*>(a.out), static_cast<T*>(a.residual_out), a.n, a.rounding};

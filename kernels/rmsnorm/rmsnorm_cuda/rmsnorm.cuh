@@ -98,24 +98,31 @@ struct RmsNormOp {
 // docs/gpu-measurements.md, version 16). Its own kernel rather than a row-engine option: the
 // engine's version of it, with the op's run-time weight and rounding branches, ran 1-3 us slower.
 // RoundFirst: round(x * r) to T before the weight (Qwen3; diffusers with a T weight), else one
-// rounding (F.rms_norm). L2Hint: pass 1 marks the row's lines L2 evict-last and pass 2
-// evict-first (fp32 rows of 3072: 100.5 -> 98.5 us; slower for 16-bit rows).
-// One of the two reads of a thread's chunks of the row xr (chunks past n skipped). L2Hint: the
-// first read marks the lines L2 evict-last, the second evict-first; otherwise both are the
-// kernels' streaming load.
-template <int G, int CH, bool L2Hint, bool First, typename T>
+// rounding (F.rms_norm). R: how the two reads go (RowRead).
+// How the two-pass kernel reads its row. Stream: both reads streaming (no L1 allocation; the second
+// comes from L2). L2Hint: as Stream, pass 1 marking the lines L2 evict-last and pass 2 evict-first
+// (fp32 rows of 3072: 100.5 -> 98.5 us; slower for 16-bit rows). L1Keep: pass 1 allocates the
+// lines in L1 evict-last and pass 2 reads them evict-first, so it can hit L1; L1KeepL2Hint: the
+// same priorities in L2 too (inductor's marking of its two-pass reductions).
+enum class RowRead { Stream, L2Hint, L1Keep, L1KeepL2Hint };
+
+// One of the two reads of a thread's chunks of the row xr (chunks past n skipped).
+template <int G, int CH, RowRead R, bool First, typename T>
 __device__ __forceinline__ void read_row(cuda::Pack16<T> (&pk)[CH], const T* xr, int lane, int n) {
   constexpr int V = 16 / sizeof(T);
 #pragma unroll
   for (int c = 0; c < CH; ++c) {
     const int idx = (c * G + lane) * V;
     if (idx >= n) continue;
-    if constexpr (L2Hint) pk[c].u = cuda::ldg_stream_l2<First>(xr + idx);
+    if constexpr (R == RowRead::L2Hint) pk[c].u = cuda::ldg_stream_l2<First>(xr + idx);
+    else if constexpr (R == RowRead::L1Keep) pk[c].u = cuda::ldg_l1<First, false>(xr + idx);
+    else if constexpr (R == RowRead::L1KeepL2Hint) pk[c].u = cuda::ldg_l1<First, true>(xr + idx);
     else pk[c].u = cuda::ldg_stream(xr + idx);
   }
 }
 
-template <typename T, int G, int CH, int MinBlocks, bool RoundFirst, bool L2Hint>
+// StreamStore: cache-streaming output stores (cuda::st_out), else plain.
+template <typename T, int G, int CH, int MinBlocks, bool RoundFirst, RowRead R, bool StreamStore>
 __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     rms_norm_reload_kernel(const T* __restrict__ x, RowLayout xl, const T* __restrict__ w, T* __restrict__ out,
                            int64_t rows, int n, float eps) {
@@ -130,30 +137,31 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
   float ss = 0.f;
   if (active) {
     cuda::Pack16<T> pk[CH];
-    read_row<G, CH, L2Hint, true>(pk, xr, lane, n);
+    read_row<G, CH, R, true>(pk, xr, lane, n);
     cuda::add_squares<G>(pk, lane, n, ss);
   }
   ss = cuda::group_sum<G>(ss, scratch);
   if (!active) return;
   const float r = rsqrtf(ss / static_cast<float>(n) + eps);
   cuda::Pack16<T> pk[CH];
-  read_row<G, CH, L2Hint, false>(pk, xr, lane, n);
+  read_row<G, CH, R, false>(pk, xr, lane, n);
 #pragma unroll
   for (int c = 0; c < CH; ++c) {
     const int idx = (c * G + lane) * V;
     if (idx >= n) continue;
-    float wv[V], y[V];
+    float wv[V], xv[V], y[V];
     cuda::load_vec<T, V>(w + idx, wv);
+    cuda::unpack16<T>(pk[c].u, xv);
 #pragma unroll
     for (int i = 0; i < V; ++i) {
-      const float v = cuda::to_float(pk[c].t[i]) * r;
+      const float v = xv[i] * r;
       y[i] = (RoundFirst ? cuda::round_to<T>(v) : v) * wv[i];
     }
-    cuda::store_vec<T, V, true>(out + row * n + idx, y);
+    cuda::store_vec<T, V, StreamStore>(out + row * n + idx, y);
   }
 }
 
-template <typename T, int G, int CH, int MinBlocks, bool L2Hint = false>
+template <typename T, int G, int CH, int MinBlocks, RowRead R = RowRead::Stream, bool StreamStore = true>
 cudaError_t launch_reload(const T* x, const RowLayout& xl, const T* w, T* out, int n, float eps, bool round_first,
                           cudaStream_t stream) {
   constexpr int rpb = cuda::row_threads<G>() / G;
@@ -161,10 +169,70 @@ cudaError_t launch_reload(const T* x, const RowLayout& xl, const T* w, T* out, i
   if (blocks > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
   const dim3 grid(static_cast<unsigned>(blocks)), block(cuda::row_threads<G>());
   if (round_first)
-    return cuda::launch(rms_norm_reload_kernel<T, G, CH, MinBlocks, true, L2Hint>, grid, block, stream, x, xl, w, out,
+    return cuda::launch(rms_norm_reload_kernel<T, G, CH, MinBlocks, true, R, StreamStore>, grid, block, stream, x, xl, w, out,
                         xl.rows, n, eps);
-  return cuda::launch(rms_norm_reload_kernel<T, G, CH, MinBlocks, false, L2Hint>, grid, block, stream, x, xl, w, out,
+  return cuda::launch(rms_norm_reload_kernel<T, G, CH, MinBlocks, false, R, StreamStore>, grid, block, stream, x, xl, w, out,
                       xl.rows, n, eps);
+}
+
+// RMSNorm without a residual, weight in T, for rows of exactly G x CH 16-byte chunks, in one pass:
+// the row stays packed in registers across the reduction. The row engine's schedule without its
+// Row state and run-time weight and rounding branches, and with 32-bit offsets within the row:
+// q/k heads [1,8192,32,128] 36.6 -> 36.0 us, [2,8064,2048] 36.2 -> 35.6, [1,8192,4096]
+// 37.4 -> 36.3, [1,2048,4096] 12.9 -> 11.9 (docs/gpu-measurements.md, version 17).
+template <typename T, int G, int CH, int MinBlocks, bool RoundFirst>
+__global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
+    rms_norm_keep_kernel(const T* __restrict__ x, RowLayout xl, const T* __restrict__ w, T* __restrict__ out,
+                         int64_t rows, float eps) {
+  constexpr int V = 16 / sizeof(T), N = G * CH * V;
+  constexpr int RPB = cuda::row_threads<G>() / G;
+  cuda::wait_for_previous_grid();
+  __shared__ float scratch[G > 32 ? G / 32 : 1];
+  const int lane = threadIdx.x % G;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * RPB + threadIdx.x / G;
+  const bool active = row < rows;
+  const T* xr = (active ? x + cuda::row_offset(xl, row) : x) + lane * V;
+  cuda::Pack16<T> pk[CH];
+  float ss = 0.f;
+  if (active) {
+#pragma unroll
+    for (int c = 0; c < CH; ++c) pk[c].u = cuda::ldg_stream(xr + c * G * V);
+    cuda::add_squares<G>(pk, lane, N, ss);
+  }
+  ss = cuda::group_sum<G>(ss, scratch);
+  if (!active) return;
+  const float r = rsqrtf(ss / static_cast<float>(N) + eps);
+  T* o = out + row * N + lane * V;
+#pragma unroll
+  for (int c = 0; c < CH; ++c) cuda::keep_packed(pk[c].u);
+#pragma unroll
+  for (int c = 0; c < CH; ++c) {
+    float wv[V], xv[V], y[V];
+    cuda::load_vec<T, V>(w + c * G * V + lane * V, wv);
+    cuda::unpack16<T>(pk[c].u, xv);
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      const float v = xv[i] * r;
+      y[i] = (RoundFirst ? cuda::round_to<T>(v) : v) * wv[i];
+    }
+    cuda::store_vec<T, V, true>(o + c * G * V, y);
+  }
+}
+
+// Returns cudaErrorInvalidValue unless n == G * CH * (16 / sizeof(T)).
+template <typename T, int G, int CH, int MinBlocks>
+cudaError_t launch_keep(const T* x, const RowLayout& xl, const T* w, T* out, int n, float eps, bool round_first,
+                        cudaStream_t stream) {
+  if (n != G * CH * (16 / static_cast<int>(sizeof(T)))) return cudaErrorInvalidValue;
+  constexpr int rpb = cuda::row_threads<G>() / G;
+  const int64_t blocks = (xl.rows + rpb - 1) / rpb;
+  if (blocks > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
+  const dim3 grid(static_cast<unsigned>(blocks)), block(cuda::row_threads<G>());
+  if (round_first)
+    return cuda::launch(rms_norm_keep_kernel<T, G, CH, MinBlocks, true>, grid, block, stream, x, xl, w, out, xl.rows,
+                        eps);
+  return cuda::launch(rms_norm_keep_kernel<T, G, CH, MinBlocks, false>, grid, block, stream, x, xl, w, out, xl.rows,
+                      eps);
 }
 
 }  // namespace khub_kernels::rmsnorm

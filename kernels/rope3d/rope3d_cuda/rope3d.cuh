@@ -178,11 +178,10 @@ struct RopeRowOp {
     template <int V>
     __device__ __forceinline__ void store_t_weight(int idx, const float (&v)[V], float r, const Pre<V>& p) const {
       static_assert(Norm && M != TrigMode::Api && V * sizeof(T) == 16);
-      cuda::Pack16<T> wp;
-      wp.u = __ldg(reinterpret_cast<const uint4*>(static_cast<const T*>(w) + idx));
-      float y[V];
+      float wv[V], y[V];
+      cuda::load_vec<T, V>(static_cast<const T*>(w) + idx, wv);
 #pragma unroll
-      for (int i = 0; i < V; ++i) y[i] = cuda::to_float(wp.t[i]) * (v[i] * r);
+      for (int i = 0; i < V; ++i) y[i] = wv[i] * (v[i] * r);
       rotate_store<T, V, StreamOut, V / 2, true>(out + idx, y, p.c, p.s);
     }
   };
@@ -254,6 +253,12 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     __syncwarp();  // keeps every load issued before the first store (see row_norm_fast_kernel)
   }
   if (!active) return;
+  if constexpr (Op::kNorm) {
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+#pragma unroll
+      for (int c = 0; c < CH; ++c) cuda::keep_packed(pk[j][c].u);
+  }
 #pragma unroll
   for (int c = 0; c < CH; ++c) {
     const int idx = (c * G + lane) * V;
@@ -261,8 +266,7 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       float v[V];
-#pragma unroll
-      for (int i = 0; i < V; ++i) v[i] = cuda::to_float(pk[j][c].t[i]);
+      cuda::unpack16<T>(pk[j][c].u, v);
       if constexpr (TWeight) rows[j].template store_t_weight<V>(idx, v, r[j], pre[c]);
       else rows[j].template store<V>(idx, v, r[j], pre[c]);
     }

@@ -16,6 +16,36 @@ __device__ __forceinline__ float to_float(float v) { return v; }
 __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
 __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 
+// The 16 bytes u of T values as fp32, converted word by word (bf16: a shift and a mask per pair).
+// Reading the elements through a union of T instead cost a byte permute per element, and nvcc
+// then tracked the 16-bit halves one by one and kept the unpacked row alive, spilling
+// (docs/gpu-measurements.md, version 17).
+template <typename T>
+__device__ __forceinline__ void unpack16(const uint4& u, float (&f)[16 / sizeof(T)]) {
+  const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+      f[2 * k] = __uint_as_float(w[k] << 16);
+      f[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
+    } else if constexpr (std::is_same_v<T, __half>) {
+      const float2 v = __half22float2(*reinterpret_cast<const __half2*>(&w[k]));
+      f[2 * k] = v.x;
+      f[2 * k + 1] = v.y;
+    } else {
+      static_assert(std::is_same_v<T, float>);
+      f[k] = __uint_as_float(w[k]);
+    }
+  }
+}
+
+// An empty asm that claims to change u: values unpacked from it before this point cannot be
+// reused after it, so a kernel keeps its row packed (4 registers a chunk) across a reduction and
+// unpacks it again for the stores instead of keeping 8 fp32 registers a chunk alive.
+__device__ __forceinline__ void keep_packed(uint4& u) {
+  asm volatile("" : "+r"(u.x), "+r"(u.y), "+r"(u.z), "+r"(u.w));
+}
+
 template <typename T> __device__ __forceinline__ T from_float(float v);
 template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
 template <> __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
@@ -64,6 +94,38 @@ __device__ __forceinline__ uint4 ldg_stream_l2(const void* p) {
   return v;
 }
 
+// 16-byte load that allocates the line in L1 (read-only path) with an L1 eviction priority:
+// EvictLast for a row read again soon by the same SM, so the second read (!EvictLast, the line's
+// last use) can hit L1 instead of L2. L2Hint: the same priority in L2 too (as inductor's two-pass
+// reductions mark their loads).
+template <bool EvictLast, bool L2Hint>
+__device__ __forceinline__ uint4 ldg_l1(const void* p) {
+  uint4 v;
+  if constexpr (L2Hint) {
+    uint64_t policy;
+    if constexpr (EvictLast) {
+      asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+      asm volatile("ld.global.nc.L1::evict_last.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                   : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                   : "l"(p), "l"(policy));
+    } else {
+      asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+      asm volatile("ld.global.nc.L1::evict_first.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                   : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                   : "l"(p), "l"(policy));
+    }
+  } else if constexpr (EvictLast) {
+    asm volatile("ld.global.nc.L1::evict_last.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+  } else {
+    asm volatile("ld.global.nc.L1::evict_first.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+  }
+  return v;
+}
+
 // 16-byte store of an op's output, Stream: cache-streaming (st.global.cs: lines allocated
 // evict-first), so the outputs of a large call don't push the inputs and the reused vectors out
 // of L2. On the H200 this took RoPE [2,8064,2048] from 93.4 to 79.0 us and most row and
@@ -81,10 +143,7 @@ __device__ __forceinline__ void st_out(void* p, uint4 v) {
 template <typename T, int V>
 __device__ __forceinline__ void load_vec(const T* __restrict__ p, float (&out)[V]) {
   if constexpr (V * sizeof(T) == 16) {
-    union { uint4 u; T t[V]; } pk;
-    pk.u = __ldg(reinterpret_cast<const uint4*>(p));
-#pragma unroll
-    for (int i = 0; i < V; ++i) out[i] = to_float(pk.t[i]);
+    unpack16<T>(__ldg(reinterpret_cast<const uint4*>(p)), out);
   } else {
 #pragma unroll
     for (int i = 0; i < V; ++i) out[i] = to_float(p[i]);

@@ -52,11 +52,8 @@ __device__ __forceinline__ void fold_side_input(Pack16<T> (&pk)[CH], int lane, i
     const int idx = (c * G + lane) * V;
     if (idx >= n) continue;
     float a[V], b[V];
-#pragma unroll
-    for (int i = 0; i < V; ++i) {
-      a[i] = to_float(pk[c].t[i]);
-      b[i] = to_float(sp[c].t[i]);
-    }
+    unpack16<T>(pk[c].u, a);
+    unpack16<T>(sp[c].u, b);
     f(idx, a, b);
 #pragma unroll
     for (int i = 0; i < V; ++i) pk[c].t[i] = from_float<T>(a[i]);
@@ -78,13 +75,13 @@ template <int G, int CH, typename T>
 __device__ __forceinline__ void add_squares(const Pack16<T> (&pk)[CH], int lane, int n, float& ss) {
   constexpr int V = 16 / sizeof(T);
 #pragma unroll
-  for (int c = 0; c < CH; ++c)
-    if ((c * G + lane) * V < n)
+  for (int c = 0; c < CH; ++c) {
+    if ((c * G + lane) * V >= n) continue;
+    float f[V];
+    unpack16<T>(pk[c].u, f);
 #pragma unroll
-      for (int i = 0; i < V; ++i) {
-        const float f = to_float(pk[c].t[i]);
-        ss += f * f;
-      }
+    for (int i = 0; i < V; ++i) ss += f[i] * f[i];
+  }
 }
 
 // When fetch() runs for a chunk. AtStore: just before that chunk's store. Early: for every chunk
@@ -144,12 +141,13 @@ __global__ void __launch_bounds__(row_threads<G>(), MinBlocks)
   }
   if (active) {
 #pragma unroll
+    for (int c = 0; c < CH; ++c) keep_packed(pk[c].u);
+#pragma unroll
     for (int c = 0; c < CH; ++c) {
       const int idx = (c * G + lane) * V;
       if (idx < n) {
         float v[V];
-#pragma unroll
-        for (int i = 0; i < V; ++i) v[i] = to_float(pk[c].t[i]);
+        unpack16<T>(pk[c].u, v);
         if constexpr (F == Fetch::AtStore) rc.template fetch<V>(idx, pre[0]);
         rc.template store<V>(idx, v, r, pre[F == Fetch::AtStore ? 0 : c]);
       }
