@@ -38,8 +38,12 @@ TEST_P(RmsNormTest, MatchesReferenceForEveryShapeLayoutAndWeight) {
   auto f = op<RmsSig>(id(), "rms_norm");
   std::vector<std::vector<int64_t>> shapes = {
       {1, 2048}, {7, 2048}, {2, 3, 4, 128}, {33, 1000}, {9, 333}, {3, 4096}, {2, 20000}, {1, 1, 5}, {5, 3072}};
-  // Enough rows for the CUDA launcher's two-pass kernel (rows of 2048 / 4096 in 16 bits, 3072 in fp32).
-  if (on_cuda()) shapes.insert(shapes.end(), {{2, 1024, 2048}, {2048, 4096}, {2048, 3072}});
+  // Enough rows (>= 2048) for each of the CUDA launcher's dedicated kernels and their size bands
+  // (rmsnorm.cu: rows of 128, 2048 up to 16 MiB / 32 MiB / above in 16 bits, 3072, 4096 up to 32 MiB
+  // and above).
+  if (on_cuda())
+    shapes.insert(shapes.end(), {{16, 256, 128}, {2, 1024, 2048}, {2, 2688, 2048}, {8200, 2048}, {2048, 4096},
+                                 {4100, 4096}, {2048, 3072}});
   for (const auto& shape : shapes) {
     for (Layout layout : {Layout::Contiguous, Layout::RowStrided, Layout::Misaligned}) {
       for (int wk = 0; wk < 3; ++wk) {
@@ -62,7 +66,7 @@ TEST_P(RmsNormTest, RoundingConventionsMatchTheirReferences) {
   auto f = op<RoundSig>(id(), "rms_norm_rounding");
   for (const char* rounding : {"fused", "qwen3", "diffusers"}) {
     std::vector<std::vector<int64_t>> shapes{{3, 8, 128}, {4, 2048}};
-    if (on_cuda()) shapes.push_back({2048, 2048});  // the two-pass kernel
+    if (on_cuda()) shapes.insert(shapes.end(), {{2048, 2048}, {2, 2688, 2048}});  // keep and two-pass kernels
     for (const auto& shape : shapes) {
       for (int wk = 0; wk < 3; ++wk) {
         const auto x = make_input(shape, dtype);

@@ -7,18 +7,19 @@ namespace {
 
 // The dedicated kernels (rmsnorm.cuh) where they were measured faster than the row engine on the
 // H200 (docs/gpu-measurements.md, versions 16 and 17): no residual, a T weight, at least 2048 rows,
-// and the row sizes measured. 16-bit rows of 2048 up to 32 MiB take the two-pass kernel (its
-// CUDA-graph replays were faster); the one-pass keep kernel the rest. fp32 rows of 3072 take the
-// two-pass kernel with L1 / L2 eviction priorities ([4,4096,3072] 99.1 -> 98.3 us). Returns false
+// and the row sizes measured. The one-pass keep kernel, except: 16-bit rows of 2048 between 16 and
+// 32 MiB take the two-pass kernel reading the row again from L1 ([2,2688,2048] 14.7 / 10.0 us cold /
+// graph against the keep kernel's 14.0 / 11.5 and the engine's 14.9 / 12.0), fp32 rows of 3072 the
+// two-pass kernel with L1 / L2 eviction priorities ([4,4096,3072] 99.1 -> 98.0 us). Returns false
 // where none applies.
 constexpr int64_t kDedicatedMinRows = 2048;
-constexpr double kSmallBytes = 32.0 * (1 << 20);
+constexpr double kMiB = 1 << 20;
 
 template <typename T>
 bool run_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cudaError_t& err) {
   const int64_t rows = a.x_layout.rows;
   if (!vector_ok || a.residual || !a.weight || a.weight_dtype != a.dtype || rows < kDedicatedMinRows) return false;
-  const bool small = static_cast<double>(rows) * a.n * sizeof(T) <= kSmallBytes;
+  const double bytes = static_cast<double>(rows) * a.n * sizeof(T);
   // Diffusers rounds x * r to the weight dtype, here T: the same as Qwen3.
   const bool rf = a.rounding != Rounding::Fused;
   const auto* x = static_cast<const T*>(a.x);
@@ -30,13 +31,14 @@ bool run_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cu
     switch (a.n) {
       case 128: err = launch_keep<T, 8, 2, 6>(x, xl, w, out, n, a.eps, rf, stream); return true;
       case 2048:
-        err = small ? launch_reload<T, 128, 2, 16>(x, xl, w, out, n, a.eps, rf, stream)
-                    : launch_keep<T, 128, 2, 12>(x, xl, w, out, n, a.eps, rf, stream);
+        if (bytes <= 16 * kMiB) err = launch_keep<T, 128, 2, 16>(x, xl, w, out, n, a.eps, rf, stream);
+        else if (bytes <= 32 * kMiB) err = launch_reload<T, 128, 2, 16, RowRead::L1Keep>(x, xl, w, out, n, a.eps, rf, stream);
+        else err = launch_keep<T, 128, 2, 12>(x, xl, w, out, n, a.eps, rf, stream);
         return true;
       case 3072: err = launch_keep<T, 128, 3, 8>(x, xl, w, out, n, a.eps, rf, stream); return true;
       case 4096:
-        err = small ? launch_keep<T, 256, 2, 8>(x, xl, w, out, n, a.eps, rf, stream)
-                    : launch_keep<T, 256, 2, 6>(x, xl, w, out, n, a.eps, rf, stream);
+        err = bytes <= 32 * kMiB ? launch_keep<T, 256, 2, 8>(x, xl, w, out, n, a.eps, rf, stream)
+                                 : launch_keep<T, 256, 2, 6>(x, xl, w, out, n, a.eps, rf, stream);
         return true;
       default: return false;
     }
