@@ -33,11 +33,18 @@ def stats(v):
     return at(0.5), at(0.1), at(0.9)
 
 
+# GPU idle gap ahead of each cold call: ~130 us at the H200's 1.98 GHz, longer than any baseline's
+# host-side call (torch.compile's Python wrapper took 30-70 us), so the events time the GPU work and
+# not the host's launch. 60000 cycles (~30 us) let torch.compile's cold numbers read host-bound in
+# some runs (q_norm 35.7 in one run, 71.8 in the next; docs/gpu-measurements.md, version 17).
+GAP_CYCLES = 240000
+
+
 def time_events(reps, gap, body):
     ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
     for i, (a, b) in enumerate(ev):
         if gap:
-            torch.cuda._sleep(60000)
+            torch.cuda._sleep(GAP_CYCLES)
         a.record()
         body(i)
         b.record()
