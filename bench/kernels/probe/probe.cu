@@ -448,6 +448,13 @@ Workload rms(int64_t rows, int n, std::string shape) {
       if (n == 2048) {
         add("engine G256 CH2 MinB6", fast<RmsOp, 256, 2, 6>(op, rows, n, 1e-6f));
         two_pass("keep G256 CH2 MinB6", rn::launch_keep<T, 256, 2, 6>);
+        two_pass("reload L1 L2 G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8, RR::L1KeepL2Hint>);
+        two_pass("reload L1 L2 G256 CH2 MinB6", rn::launch_reload<T, 256, 2, 6, RR::L1KeepL2Hint>);
+        two_pass("reload hint G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8, RR::L2Hint>);
+        two_pass("reload L1 G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8, RR::L1Keep>);
+        two_pass("keep G256 CH2 MinB8", rn::launch_keep<T, 256, 2, 8>);
+        two_pass("keep G128 CH4 MinB6", rn::launch_keep<T, 128, 4, 6>);
+        two_pass("keep G256 CH2 MinB6, 2", rn::launch_keep<T, 256, 2, 6>);
       }
       if (n == 3072) {
         two_pass("reload hint G256 CH3 MinB6 (before)", rn::launch_reload<T, 256, 3, 6, RR::L2Hint>);
