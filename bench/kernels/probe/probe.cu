@@ -465,65 +465,6 @@ Workload rms(int64_t rows, int n, std::string shape) {
   return w;
 }
 
-// ---- AdaLN without the row engine (a candidate for the next device session) -------------------------
-// The table form of adaln_rms_table, bf16, temb [B, 1, 6n], written out directly: raw pointers and
-// the sample index instead of the engine's Row state, the modulation summed packed (__hadd2, as
-// the shipped op does). Reload: the row loaded again after the reduction (as rmsnorm's two-pass
-// kernel), else kept in registers. Not yet measured.
-template <int G, int CH, int MinB, bool Reload>
-__global__ void __launch_bounds__(kc::row_threads<G>(), MinB)
-    adaln_direct_kernel(const bf16* __restrict__ x, const bf16* __restrict__ table, const bf16* __restrict__ temb,
-                        bf16* __restrict__ out, int64_t rows, int64_t seq, int n, float eps) {
-  constexpr int V = 8;
-  constexpr int RPB = kc::row_threads<G>() / G;
-  kc::wait_for_previous_grid();
-  __shared__ float scratch[G > 32 ? G / 32 : 1];
-  const int lane = threadIdx.x % G;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * RPB + threadIdx.x / G;
-  const bool active = row < rows;
-  const bf16* xr = x + row * n;
-  kc::Pack16<bf16> pk[CH];
-  float ss = 0.f;
-  if (active) {
-#pragma unroll
-    for (int c = 0; c < CH; ++c)
-      if ((c * G + lane) * V < n) pk[c].u = kc::ldg_stream(xr + (c * G + lane) * V);
-    kc::add_squares<G>(pk, lane, n, ss);
-  }
-  ss = kc::group_sum<G>(ss, scratch);
-  if (!active) return;
-  const float r = rsqrtf(ss / static_cast<float>(n) + eps);
-  if constexpr (Reload) {
-#pragma unroll
-    for (int c = 0; c < CH; ++c)
-      if ((c * G + lane) * V < n) pk[c].u = kc::ldg_stream(xr + (c * G + lane) * V);
-  }
-  const bf16* mod = temb + kc::div_nonneg(row, seq) * 6 * n;  // shift = chunk 0, scale = chunk 1
-#pragma unroll
-  for (int c = 0; c < CH; ++c) {
-    const int idx = (c * G + lane) * V;
-    if (idx >= n) continue;
-    kc::Pack16<bf16> sh, sc;
-    sh.u = kc::add_rounded<bf16>(__ldg(reinterpret_cast<const uint4*>(mod + idx)),
-                                 __ldg(reinterpret_cast<const uint4*>(table + idx)));
-    sc.u = kc::add_rounded<bf16>(__ldg(reinterpret_cast<const uint4*>(mod + n + idx)),
-                                 __ldg(reinterpret_cast<const uint4*>(table + n + idx)));
-    float y[V];
-#pragma unroll
-    for (int i = 0; i < V; ++i)
-      y[i] = kc::to_float(pk[c].t[i]) * r * (1.f + kc::to_float(sc.t[i])) + kc::to_float(sh.t[i]);
-    kc::store_vec<bf16, V, true>(out + row * n + idx, y);
-  }
-}
-
-template <int G, int CH, int MinB, bool Reload>
-cudaError_t launch_adaln_direct(const bf16* x, const bf16* table, const bf16* temb, bf16* out, int64_t rows,
-                                int64_t seq, int n, cudaStream_t stream) {
-  constexpr int rpb = kc::row_threads<G>() / G;
-  return kc::launch(adaln_direct_kernel<G, CH, MinB, Reload>, dim3(unsigned((rows + rpb - 1) / rpb)),
-                    dim3(kc::row_threads<G>()), stream, x, table, temb, out, rows, seq, n, 1e-6f);
-}
-
 // ---- AdaLN (table + temb, T = 1) ------------------------------------------------------------------
 template <bool Cold = false>
 Workload adaln(int64_t b, int64_t s, int n) {
@@ -569,115 +510,10 @@ Workload adaln(int64_t b, int64_t s, int n) {
     return Op{xs[i], xl, nullptr, RowLayout{}, {}, a.scale, a.shift, outs[o], nullptr, n};
   };
   auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
-  // Earlier sweeps (group sizes, fetch orders, L2 prefetch): docs/gpu-measurements.md, version 16.
-  auto direct = [&](const char* name, auto launch) {
-    add(name, [=](int i, int o) { CHECK(launch(xs[i], tables[i], tembs[i], outs[o], rows, s, n, g_stream)); });
-  };
-  direct("direct G64 CH4 MinB12", launch_adaln_direct<64, 4, 12, false>);
+  // Earlier sweeps (group sizes, fetch orders, L2 prefetch, a kernel without the Row state):
+  // docs/gpu-measurements.md, versions 16 and 17.
   add("G64 CH4 MinB12 (shipped config)", fast<Op, 64, 4, 12>(op, rows, n, 1e-6f));
-  direct("direct reload G128 CH2 MinB16", launch_adaln_direct<128, 2, 16, true>);
-  direct("direct G128 CH2 MinB12", launch_adaln_direct<128, 2, 12, false>);
-  direct("direct reload G64 CH4 MinB16", launch_adaln_direct<64, 4, 16, true>);
-  direct("direct reload G128 CH2 MinB12", launch_adaln_direct<128, 2, 12, true>);
-  direct("direct G256 CH1 MinB8", launch_adaln_direct<256, 1, 8, false>);
   return w;
-}
-
-// ---- Fused q/k norm + table RoPE written out directly (a candidate for the next device session) ----
-// bf16, contiguous q / k rows of n, T weights: the shipped per-token kernel's math, with the trig
-// gather of a 4-pair chunk worked out once per chunk (axis a0 and frequency k0 of its first pair,
-// three rotated table offsets; the shipped gather steps axis and frequency per pair), and raw
-// pointers instead of the op's Row state. Same values as the shipped kernel. Norm = false: the
-// plain table RoPE with the same gather (no reduction, no weights).
-template <int G, int CH, int MinB, bool Norm = true>
-__global__ void __launch_bounds__(kc::row_threads<G>(), MinB)
-    rope_norm_direct_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, const bf16* __restrict__ wq,
-                            const bf16* __restrict__ wk, bf16* __restrict__ qo, bf16* __restrict__ ko,
-                            khub_kernels::rope3d::TrigParams t, int64_t tokens, int n, float eps) {
-  constexpr int V = 8, P = V / 2;
-  constexpr int TPB = kc::row_threads<G>() / G;
-  kc::wait_for_previous_grid();
-  __shared__ float scratch[2 * (G > 32 ? G / 32 : 1)];
-  const int lane = threadIdx.x % G;
-  const int64_t token = static_cast<int64_t>(blockIdx.x) * TPB + threadIdx.x / G;
-  const bool active = token < tokens;
-  const bf16* x[2] = {q + token * n, k + token * n};
-  kc::Pack16<bf16> pk[2][CH];
-  float cs[CH][P], sn[CH][P];
-  float ss[2] = {0.f, 0.f};
-  if (active) {
-#pragma unroll
-    for (int j = 0; j < 2; ++j)
-#pragma unroll
-      for (int c = 0; c < CH; ++c)
-        if ((c * G + lane) * V < n) pk[j][c].u = kc::ldg_stream(x[j] + (c * G + lane) * V);
-    const int64_t b = kc::div_nonneg(token, t.seq), srow = token - b * t.seq;
-    const int32_t* ix = t.index + b * t.stride_b + srow * t.stride_s;
-    const int32_t off0 = __ldg(ix) * t.f, off1 = __ldg(ix + 1) * t.f, off2 = __ldg(ix + 2) * t.f;
-#pragma unroll
-    for (int c = 0; c < CH; ++c) {
-      const int j0 = (c * G + lane) * P - t.pad_pairs;
-      if ((c * G + lane) * V >= n) continue;
-      if (j0 >= 0) {
-        const int k0 = j0 / 3, a0 = j0 - 3 * k0;
-        const int o0 = (a0 == 0 ? off0 : a0 == 1 ? off1 : off2) + k0;
-        const int o1 = (a0 == 0 ? off1 : a0 == 1 ? off2 : off0) + k0 + (a0 == 2);
-        const int o2 = (a0 == 0 ? off2 : a0 == 1 ? off0 : off1) + k0 + (a0 >= 1);
-        const int o[P] = {o0, o1, o2, o0 + 1};
-#pragma unroll
-        for (int i = 0; i < P; ++i) {
-          cs[c][i] = __ldg(t.cos_table + o[i]);
-          sn[c][i] = __ldg(t.sin_table + o[i]);
-        }
-      } else {  // the first pairs of the row (pad_pairs > 0): identity, then the gather
-#pragma unroll
-        for (int i = 0; i < P; ++i) {
-          const int jj = j0 + i, kk = jj >= 0 ? jj / 3 : 0, aa = jj - 3 * kk;
-          const int32_t oo = (aa == 0 ? off0 : aa == 1 ? off1 : off2) + kk;
-          cs[c][i] = jj >= 0 ? __ldg(t.cos_table + oo) : 1.f;
-          sn[c][i] = jj >= 0 ? __ldg(t.sin_table + oo) : 0.f;
-        }
-      }
-    }
-    if constexpr (Norm) {
-      kc::add_squares<G>(pk[0], lane, n, ss[0]);
-      kc::add_squares<G>(pk[1], lane, n, ss[1]);
-    }
-  }
-  if constexpr (Norm) kc::group_sum<G, 2>(ss, scratch);
-  if (!active) return;
-  const float r[2] = {rsqrtf(ss[0] / static_cast<float>(n) + eps), rsqrtf(ss[1] / static_cast<float>(n) + eps)};
-  const bf16* w[2] = {wq, wk};
-  bf16* out[2] = {qo + token * n, ko + token * n};
-#pragma unroll
-  for (int c = 0; c < CH; ++c) {
-    const int idx = (c * G + lane) * V;
-    if (idx >= n) continue;
-#pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      float y[V];
-      if constexpr (Norm) {
-        kc::Pack16<bf16> wp;
-        wp.u = __ldg(reinterpret_cast<const uint4*>(w[j] + idx));
-#pragma unroll
-        for (int i = 0; i < V; ++i) y[i] = kc::to_float(wp.t[i]) * (kc::to_float(pk[j][c].t[i]) * r[j]);
-      } else {
-#pragma unroll
-        for (int i = 0; i < V; ++i) y[i] = kc::to_float(pk[j][c].t[i]);
-      }
-      khub_kernels::rope3d::rotate_store<bf16, V, true, P, Norm>(out[j] + idx, y, cs[c], sn[c]);
-    }
-  }
-}
-
-template <int G, int CH, int MinB, bool Norm = true>
-cudaError_t launch_rope_norm_direct(const khub_kernels::rope3d::RopeArgs& a, cudaStream_t stream) {
-  constexpr int tpb = kc::row_threads<G>() / G;
-  const int64_t tokens = a.q_layout.rows;
-  return kc::launch(rope_norm_direct_kernel<G, CH, MinB, Norm>, dim3(unsigned((tokens + tpb - 1) / tpb)),
-                    dim3(kc::row_threads<G>()), stream, static_cast<const bf16*>(a.q), static_cast<const bf16*>(a.k),
-                    static_cast<const bf16*>(a.q_weight), static_cast<const bf16*>(a.k_weight),
-                    static_cast<bf16*>(a.q_out), static_cast<bf16*>(a.k_out), a.trig, tokens, int(a.d), a.eps);
 }
 
 // ---- RoPE table mode q + k ------------------------------------------------------------------------
@@ -784,8 +620,6 @@ Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
     token_stream("token T weight G256 CH1 MinB8", r3::launch_rope_token<256, 1, 8, true, OpS>);
     token_stream("token T weight G256 CH1 MinB6", r3::launch_rope_token<256, 1, 6, true, OpS>);
     token_stream("token T weight G128 CH2 MinB8, 2", r3::launch_rope_token<128, 2, 8, true, OpS>);
-    if (!TorchLayout)  // the direct kernel takes flat rows
-      add("direct G128 CH2 MinB8", [=](int i, int o) { CHECK(launch_rope_norm_direct<128, 2, 8>(args(i, o), g_stream)); });
   } else {
     // The shipped kernel takes one group per token (q and k together, trig fetched once).
     auto token = [&](const char* name, auto launch) {
@@ -794,9 +628,6 @@ Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
     // The row engine's configuration before version 16, and the other token configurations measured.
     add("row engine G128 CH2 MinB8", fast<Op, 128, 2, 8>(op, rows, d, 1e-5f));
     token("token G128 CH2 MinB10", r3::launch_rope_token<128, 2, 10, false, Op>);
-    add("direct G256 CH1 MinB8", [=](int i, int o) { CHECK(launch_rope_norm_direct<256, 1, 8, false>(args(i, o), g_stream)); });
-    add("direct G128 CH2 MinB8", [=](int i, int o) { CHECK(launch_rope_norm_direct<128, 2, 8, false>(args(i, o), g_stream)); });
-    add("direct G256 CH1 MinB6", [=](int i, int o) { CHECK(launch_rope_norm_direct<256, 1, 6, false>(args(i, o), g_stream)); });
   }
   return w;
 }

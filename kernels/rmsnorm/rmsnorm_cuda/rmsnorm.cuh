@@ -90,20 +90,12 @@ struct RmsNormOp {
   }
 };
 
-// RMSNorm without a residual, weight in T, in two passes over the row: pass 1 loads the row's
-// chunks and sums their squares; after the reduction pass 2 loads them again (from L2: the row
-// was read microseconds before) with the weight and stores. Nothing of the row is live across the
-// reduction, so it runs 2048 threads per SM where the row engine, which keeps the row in
-// registers, runs 1536 ([2,2688,2048] graph 12.2 -> 11.1 us, [1,2048,4096] 9.1 -> 8.0;
-// docs/gpu-measurements.md, version 16). Its own kernel rather than a row-engine option: the
-// engine's version of it, with the op's run-time weight and rounding branches, ran 1-3 us slower.
-// RoundFirst: round(x * r) to T before the weight (Qwen3; diffusers with a T weight), else one
-// rounding (F.rms_norm). R: how the two reads go (RowRead).
-// How the two-pass kernel reads its row. Stream: both reads streaming (no L1 allocation; the second
-// comes from L2). L2Hint: as Stream, pass 1 marking the lines L2 evict-last and pass 2 evict-first
-// (fp32 rows of 3072: 100.5 -> 98.5 us; slower for 16-bit rows). L1Keep: pass 1 allocates the
-// lines in L1 evict-last and pass 2 reads them evict-first, so it can hit L1; L1KeepL2Hint: the
-// same priorities in L2 too (inductor's marking of its two-pass reductions).
+// How the two-pass kernel below reads its row. Stream: both reads streaming (no L1 allocation; the
+// second comes from L2). L2Hint: as Stream, pass 1 marking the lines L2 evict-last and pass 2
+// evict-first. L1Keep: pass 1 allocates the lines in L1 evict-last and pass 2 reads them
+// evict-first, so it can hit L1 (16-bit [2,2688,2048] graph 11.1 -> 10.0 us). L1KeepL2Hint: the
+// same priorities in L2 too, as inductor marks its two-pass reductions (fp32 rows of 3072:
+// 99.1 -> 98.3 us; docs/gpu-measurements.md, version 17).
 enum class RowRead { Stream, L2Hint, L1Keep, L1KeepL2Hint };
 
 // One of the two reads of a thread's chunks of the row xr (chunks past n skipped).
@@ -121,6 +113,13 @@ __device__ __forceinline__ void read_row(cuda::Pack16<T> (&pk)[CH], const T* xr,
   }
 }
 
+// RMSNorm without a residual, weight in T, in two passes over the row: pass 1 loads the row's
+// chunks and sums their squares; after the reduction pass 2 loads them again (from L1 or L2: the
+// row was read microseconds before) with the weight and stores. Nothing of the row is live across
+// the reduction, so it runs 2048 threads per SM (version 16). Its own kernel rather than a
+// row-engine option: the engine's version of it, with the op's run-time weight and rounding
+// branches, ran 1-3 us slower. RoundFirst: round(x * r) to T before the weight (Qwen3; diffusers
+// with a T weight), else one rounding (F.rms_norm). R: how the two reads go (RowRead).
 // StreamStore: cache-streaming output stores (cuda::st_out), else plain.
 template <typename T, int G, int CH, int MinBlocks, bool RoundFirst, RowRead R, bool StreamStore>
 __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
