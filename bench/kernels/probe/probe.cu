@@ -418,6 +418,8 @@ Workload rms(int64_t rows, int n, std::string shape) {
       if (n == 2048) {
         add("engine G128 CH2 MinB12", fast<RmsOp, 128, 2, 12>(op, rows, n, 1e-6f));
         two_pass("keep G128 CH2 MinB12", rn::launch_keep<T, 128, 2, 12>);
+        two_pass("keep G64 CH4 MinB12", rn::launch_keep<T, 64, 4, 12>);
+        two_pass("keep G256 CH1 MinB8", rn::launch_keep<T, 256, 1, 8>);
         two_pass("reload G128 CH2 MinB16", rn::launch_reload<T, 128, 2, 16>);
         two_pass("keep G128 CH2 MinB16", rn::launch_keep<T, 128, 2, 16>);
         two_pass("reload L1 G128 CH2 MinB16", rn::launch_reload<T, 128, 2, 16, RR::L1Keep>);
@@ -439,6 +441,9 @@ Workload rms(int64_t rows, int n, std::string shape) {
         add("engine G8 CH2 MinB6", fast<RmsOp, 8, 2, 6>(op, rows, n, 1e-6f));
         two_pass("keep G8 CH2 MinB6", rn::launch_keep<T, 8, 2, 6>);
         two_pass("keep G8 CH2 MinB8", rn::launch_keep<T, 8, 2, 8>);
+        two_pass("keep G16 CH1 MinB8", rn::launch_keep<T, 16, 1, 8>);
+        two_pass("keep G16 CH1 MinB12", rn::launch_keep<T, 16, 1, 12>);
+        two_pass("keep G8 CH2 MinB6, 2", rn::launch_keep<T, 8, 2, 6>);
       }
     } else {
       if (n == 128) {
@@ -512,7 +517,13 @@ Workload adaln(int64_t b, int64_t s, int n) {
   auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
   // Earlier sweeps (group sizes, fetch orders, L2 prefetch, a kernel without the Row state):
   // docs/gpu-measurements.md, versions 16 and 17.
+  // Re-sweep after unpack16 / keep_packed (version 17).
   add("G64 CH4 MinB12 (shipped config)", fast<Op, 64, 4, 12>(op, rows, n, 1e-6f));
+  add("G64 CH4 MinB16", fast<Op, 64, 4, 16>(op, rows, n, 1e-6f));
+  add("G128 CH2 MinB12", fast<Op, 128, 2, 12>(op, rows, n, 1e-6f));
+  add("G128 CH2 MinB16", fast<Op, 128, 2, 16>(op, rows, n, 1e-6f));
+  add("G256 CH1 MinB8", fast<Op, 256, 1, 8>(op, rows, n, 1e-6f));
+  add("G64 CH4 MinB12 (shipped config), 2", fast<Op, 64, 4, 12>(op, rows, n, 1e-6f));
   return w;
 }
 
@@ -614,11 +625,11 @@ Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
       add(name, [=](int i, int o) { CHECK(launch(op_stream(i, o), tokens, d, 1e-5f, g_stream)); });
     };
     // Earlier candidates (weights first, two samples a group, other budgets, L2 prefetch): version 16.
-    token("token plain stores, generic weight G128 CH2 MinB8", r3::launch_rope_token<128, 2, 8, false, Op>);
-    token_stream("token generic weight G128 CH2 MinB8", r3::launch_rope_token<128, 2, 8, false, OpS>);
+    // Re-sweep after unpack16 / keep_packed (version 17): the shipped G128 x 2 at 1024 threads/SM.
     token_stream("token T weight G128 CH2 MinB6", r3::launch_rope_token<128, 2, 6, true, OpS>);
+    token_stream("token T weight G128 CH2 MinB10", r3::launch_rope_token<128, 2, 10, true, OpS>);
     token_stream("token T weight G256 CH1 MinB8", r3::launch_rope_token<256, 1, 8, true, OpS>);
-    token_stream("token T weight G256 CH1 MinB6", r3::launch_rope_token<256, 1, 6, true, OpS>);
+    token_stream("token T weight G64 CH4 MinB12", r3::launch_rope_token<64, 4, 12, true, OpS>);
     token_stream("token T weight G128 CH2 MinB8, 2", r3::launch_rope_token<128, 2, 8, true, OpS>);
   } else {
     // The shipped kernel takes one group per token (q and k together, trig fetched once).
@@ -626,8 +637,9 @@ Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
       add(name, [=](int i, int o) { CHECK(launch(op(i, o), tokens, d, 0.f, g_stream)); });
     };
     // The row engine's configuration before version 16, and the other token configurations measured.
-    add("row engine G128 CH2 MinB8", fast<Op, 128, 2, 8>(op, rows, d, 1e-5f));
     token("token G128 CH2 MinB10", r3::launch_rope_token<128, 2, 10, false, Op>);
+    token("token G128 CH2 MinB16", r3::launch_rope_token<128, 2, 16, false, Op>);
+    token("token G256 CH1 MinB6", r3::launch_rope_token<256, 1, 6, false, Op>);
   }
   return w;
 }
