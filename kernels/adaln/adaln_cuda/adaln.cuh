@@ -67,10 +67,7 @@ struct AdaLnOp {
   using T = TT;
   static constexpr bool kNorm = true;
   static constexpr int kMinVec = 1;
-  // 16-bit rows of 2048 on 128 threads x 2 chunks at 1536 threads/SM: [2,2688,2048] 16.2 / 13.3 ->
-  // 15.5 / 12.5 us, [2,8064,2048] 38.0 -> 37.8 once rows were unpacked by words (it had been 1 us
-  // slower before; docs/gpu-measurements.md, version 17). fp32 not measured: the default groups.
-  static constexpr int kWideThreads = sizeof(TT) == 2 ? 1536 : 0;
+  static constexpr int kWideThreads = 0;
   static constexpr int kEarlyChunks = 0;  // measured: docs/gpu-measurements.md, version 11
 
   const T* x;
