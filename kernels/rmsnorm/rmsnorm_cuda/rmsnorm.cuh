@@ -90,6 +90,22 @@ struct RmsNormOp {
   }
 };
 
+// Stores one 16-byte chunk x of a normalised row: (x * r, rounded to T first when RoundFirst) * w,
+// w the matching chunk of the weight. The two dedicated kernels' store.
+template <typename T, bool RoundFirst, bool StreamStore>
+__device__ __forceinline__ void store_chunk(T* out, const uint4& x, const T* w, float r) {
+  constexpr int V = 16 / sizeof(T);
+  float wv[V], xv[V], y[V];
+  cuda::load_vec<T, V>(w, wv);
+  cuda::unpack16<T>(x, xv);
+#pragma unroll
+  for (int i = 0; i < V; ++i) {
+    const float v = xv[i] * r;
+    y[i] = (RoundFirst ? cuda::round_to<T>(v) : v) * wv[i];
+  }
+  cuda::store_vec<T, V, StreamStore>(out, y);
+}
+
 // How the two-pass kernel below reads its row. Stream: both reads streaming (no L1 allocation; the
 // second comes from L2). L2Hint: as Stream, pass 1 marking the lines L2 evict-last and pass 2
 // evict-first. L1Keep: pass 1 allocates the lines in L1 evict-last and pass 2 reads them
@@ -148,15 +164,7 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
   for (int c = 0; c < CH; ++c) {
     const int idx = (c * G + lane) * V;
     if (idx >= n) continue;
-    float wv[V], xv[V], y[V];
-    cuda::load_vec<T, V>(w + idx, wv);
-    cuda::unpack16<T>(pk[c].u, xv);
-#pragma unroll
-    for (int i = 0; i < V; ++i) {
-      const float v = xv[i] * r;
-      y[i] = (RoundFirst ? cuda::round_to<T>(v) : v) * wv[i];
-    }
-    cuda::store_vec<T, V, StreamStore>(out + row * n + idx, y);
+    store_chunk<T, RoundFirst, StreamStore>(out + row * n + idx, pk[c].u, w + idx, r);
   }
 }
 
@@ -205,17 +213,7 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
 #pragma unroll
   for (int c = 0; c < CH; ++c) cuda::keep_packed(pk[c].u);
 #pragma unroll
-  for (int c = 0; c < CH; ++c) {
-    float wv[V], xv[V], y[V];
-    cuda::load_vec<T, V>(w + c * G * V + lane * V, wv);
-    cuda::unpack16<T>(pk[c].u, xv);
-#pragma unroll
-    for (int i = 0; i < V; ++i) {
-      const float v = xv[i] * r;
-      y[i] = (RoundFirst ? cuda::round_to<T>(v) : v) * wv[i];
-    }
-    cuda::store_vec<T, V, true>(o + c * G * V, y);
-  }
+  for (int c = 0; c < CH; ++c) store_chunk<T, RoundFirst, true>(o + c * G * V, pk[c].u, w + c * G * V + lane * V, r);
 }
 
 // Returns cudaErrorInvalidValue unless n == G * CH * (16 / sizeof(T)).
