@@ -110,8 +110,8 @@ __device__ __forceinline__ void store_chunk(T* out, const uint4& x, const T* w, 
 // second comes from L2). L2Hint: as Stream, pass 1 marking the lines L2 evict-last and pass 2
 // evict-first. L1Keep: pass 1 allocates the lines in L1 evict-last and pass 2 reads them
 // evict-first, so it can hit L1 (16-bit [2,2688,2048] graph 11.1 -> 10.0 us). L1KeepL2Hint: the
-// same priorities in L2 too, as inductor marks its two-pass reductions (fp32 rows of 3072:
-// 99.1 -> 98.3 us; docs/gpu-measurements.md, version 17).
+// same priorities in L2 too, as inductor marks its two-pass reductions (fp32 rows of 3072, graph
+// 96.3 -> 95.7 us; docs/gpu-measurements.md, version 17).
 enum class RowRead { Stream, L2Hint, L1Keep, L1KeepL2Hint };
 
 // One of the two reads of a thread's chunks of the row xr (chunks past n skipped).
