@@ -171,15 +171,11 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
 template <typename T, int G, int CH, int MinBlocks, RowRead R = RowRead::Stream, bool StreamStore = true>
 cudaError_t launch_reload(const T* x, const RowLayout& xl, const T* w, T* out, int n, float eps, bool round_first,
                           cudaStream_t stream) {
-  constexpr int rpb = cuda::row_threads<G>() / G;
-  const int64_t blocks = (xl.rows + rpb - 1) / rpb;
-  if (blocks > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
-  const dim3 grid(static_cast<unsigned>(blocks)), block(cuda::row_threads<G>());
   if (round_first)
-    return cuda::launch(rms_norm_reload_kernel<T, G, CH, MinBlocks, true, R, StreamStore>, grid, block, stream, x, xl, w, out,
-                        xl.rows, n, eps);
-  return cuda::launch(rms_norm_reload_kernel<T, G, CH, MinBlocks, false, R, StreamStore>, grid, block, stream, x, xl, w, out,
-                      xl.rows, n, eps);
+    return cuda::launch_groups<G>(rms_norm_reload_kernel<T, G, CH, MinBlocks, true, R, StreamStore>, xl.rows, stream, x,
+                                  xl, w, out, xl.rows, n, eps);
+  return cuda::launch_groups<G>(rms_norm_reload_kernel<T, G, CH, MinBlocks, false, R, StreamStore>, xl.rows, stream, x,
+                                xl, w, out, xl.rows, n, eps);
 }
 
 // RMSNorm without a residual, weight in T, for rows of exactly G x CH 16-byte chunks, in one pass:
@@ -221,15 +217,11 @@ template <typename T, int G, int CH, int MinBlocks>
 cudaError_t launch_keep(const T* x, const RowLayout& xl, const T* w, T* out, int n, float eps, bool round_first,
                         cudaStream_t stream) {
   if (n != G * CH * (16 / static_cast<int>(sizeof(T)))) return cudaErrorInvalidValue;
-  constexpr int rpb = cuda::row_threads<G>() / G;
-  const int64_t blocks = (xl.rows + rpb - 1) / rpb;
-  if (blocks > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
-  const dim3 grid(static_cast<unsigned>(blocks)), block(cuda::row_threads<G>());
   if (round_first)
-    return cuda::launch(rms_norm_keep_kernel<T, G, CH, MinBlocks, true>, grid, block, stream, x, xl, w, out, xl.rows,
-                        eps);
-  return cuda::launch(rms_norm_keep_kernel<T, G, CH, MinBlocks, false>, grid, block, stream, x, xl, w, out, xl.rows,
-                      eps);
+    return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, true>, xl.rows, stream, x, xl, w, out,
+                                  xl.rows, eps);
+  return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, false>, xl.rows, stream, x, xl, w, out,
+                                xl.rows, eps);
 }
 
 }  // namespace khub_kernels::rmsnorm

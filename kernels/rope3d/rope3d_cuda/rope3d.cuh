@@ -276,11 +276,8 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
 // `tokens` rows of q (and of k). TWeight requires both weights in T.
 template <int G, int CH, int MinBlocks, bool TWeight, typename Op>
 cudaError_t launch_rope_token(const Op& op, int64_t tokens, int n, float eps, cudaStream_t stream) {
-  constexpr int tpb = cuda::row_threads<G>() / G;
-  const int64_t blocks = (tokens + tpb - 1) / tpb;
-  if (blocks > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
-  return cuda::launch(rope_token_kernel<Op, G, CH, MinBlocks, TWeight>, dim3(static_cast<unsigned>(blocks)),
-                      dim3(cuda::row_threads<G>()), stream, op, tokens, n, eps);
+  return cuda::launch_groups<G>(rope_token_kernel<Op, G, CH, MinBlocks, TWeight>, tokens, stream, op, tokens, n,
+                                eps);
 }
 
 }  // namespace khub_kernels::rope3d

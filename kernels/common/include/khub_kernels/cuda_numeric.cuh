@@ -80,13 +80,20 @@ __device__ __forceinline__ uint4 ldg_stream(const void* p) {
   return v;
 }
 
-// ldg_stream with an L2 eviction priority: EvictLast keeps the line for a second read (a row loaded
-// again after its reduction), !EvictLast marks it as read for the last time.
+// An L2 cache policy for a load's L2::cache_hint: EvictLast keeps the line for a second read (a
+// row loaded again after its reduction), !EvictLast marks it as read for the last time.
 template <bool EvictLast>
-__device__ __forceinline__ uint4 ldg_stream_l2(const void* p) {
+__device__ __forceinline__ uint64_t l2_policy() {
   uint64_t policy;
   if constexpr (EvictLast) asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
   else asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+
+// ldg_stream with an L2 eviction priority (l2_policy).
+template <bool EvictLast>
+__device__ __forceinline__ uint4 ldg_stream_l2(const void* p) {
+  const uint64_t policy = l2_policy<EvictLast>();
   uint4 v;
   asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
@@ -102,14 +109,12 @@ template <bool EvictLast, bool L2Hint>
 __device__ __forceinline__ uint4 ldg_l1(const void* p) {
   uint4 v;
   if constexpr (L2Hint) {
-    uint64_t policy;
+    const uint64_t policy = l2_policy<EvictLast>();
     if constexpr (EvictLast) {
-      asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
       asm volatile("ld.global.nc.L1::evict_last.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
                    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                    : "l"(p), "l"(policy));
     } else {
-      asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
       asm volatile("ld.global.nc.L1::evict_first.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
                    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                    : "l"(p), "l"(policy));

@@ -69,6 +69,16 @@ constexpr int row_threads() {
   return G > 32 ? G : kRowBlock;
 }
 
+// Launches kernel with one G-thread group per row (or token), row_threads<G>() threads a block.
+template <int G, typename... Params, typename... Args>
+cudaError_t launch_groups(void (*kernel)(Params...), int64_t rows, cudaStream_t stream, Args&&... args) {
+  constexpr int per_block = row_threads<G>() / G;
+  const int64_t blocks = (rows + per_block - 1) / per_block;
+  if (blocks > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
+  return launch(kernel, dim3(static_cast<unsigned>(blocks)), dim3(row_threads<G>()), stream,
+                std::forward<Args>(args)...);
+}
+
 // Adds the squares of the row chunks a thread of a G-thread group holds (chunks past n skipped) to
 // ss, in chunk then element order.
 template <int G, int CH, typename T>
@@ -208,12 +218,7 @@ inline RowConfig choose_row_config(int64_t n, int vec) {
 
 template <typename Op, int G, int CH, int MinBlocks = 768 / row_threads<G>(), Fetch F = default_fetch<Op, CH>()>
 cudaError_t launch_fast(const Op& op, int64_t rows, int n, float eps, cudaStream_t stream) {
-  constexpr int threads = row_threads<G>();
-  constexpr int rpb = threads / G;
-  const int64_t blocks = (rows + rpb - 1) / rpb;
-  if (blocks > 0x7fffffffLL) return cudaErrorInvalidConfiguration;
-  return launch(row_norm_fast_kernel<Op, G, CH, MinBlocks, F>, dim3(static_cast<unsigned>(blocks)), dim3(threads),
-                stream, op, rows, n, eps);
+  return launch_groups<G>(row_norm_fast_kernel<Op, G, CH, MinBlocks, F>, rows, stream, op, rows, n, eps);
 }
 
 // Wide groups: rows of 2048 or 4096 (bf16) spread over 128 or 256 threads, two 16-byte chunks
