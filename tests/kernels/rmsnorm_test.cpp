@@ -130,8 +130,9 @@ TEST_P(RmsNormTest, ChainedCallsReadThePreviousCallsOutputs) {
   }
 }
 
-// The same for plain RMSNorm, whose larger CUDA calls take the two-pass kernel (it reads x twice,
-// both times after griddepcontrol.wait): rows of 2048 in 16 bits, 3072 in fp32.
+// The same for plain RMSNorm, whose larger CUDA calls take rmsnorm's own kernels: 16-bit rows of 2048
+// (8 or 16 MiB here) the one-pass keep kernel, fp32 rows of 3072 the two-pass kernel (it reads x
+// twice, both times after griddepcontrol.wait).
 TEST_P(RmsNormTest, ChainedNormsReadThePreviousCallsOutput) {
   const auto dtype = GetParam();
   auto f = op<RmsSig>(id(), "rms_norm");
