@@ -131,7 +131,7 @@ TEST_P(RmsNormTest, ChainedCallsReadThePreviousCallsOutputs) {
 }
 
 // The same for plain RMSNorm, whose larger CUDA calls take rmsnorm's own kernels: 16-bit rows of 2048
-// (8 or 16 MiB here) the one-pass keep kernel, fp32 rows of 3072 the two-pass kernel (it reads x
+// (4096 rows, 16 MiB) the one-pass keep kernel, fp32 rows of 3072 the two-pass kernel (it reads x
 // twice, both times after griddepcontrol.wait).
 TEST_P(RmsNormTest, ChainedNormsReadThePreviousCallsOutput) {
   const auto dtype = GetParam();
