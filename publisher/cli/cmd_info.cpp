@@ -6,47 +6,39 @@
 #include "khub/hub/download.h"
 #include "khub/hub/kernel_fetch.h"
 #include "khub/protocol/metadata.h"
-#include "khub/variants/resolve.h"
 
 namespace khub::cli {
 namespace {
 
-struct InfoOptions {
-  std::string repo;
-  HubFlags hub;
-};
-
-int run_info(const InfoOptions& opts) {
+int run_info(const RepoQueryOptions& opts) {
   auto options = client_options(opts.hub);
   if (!options) return report_error(options.error());
   hub::HubClient client(*options);
-  auto host = host_for(opts.hub);
-  if (!host) return report_error(host.error());
-  auto repo = repo_for(opts.repo, opts.hub);
-  if (!repo) return report_error(repo.error());
+  auto query = repo_query(opts);
+  if (!query) return report_error(query.error());
+  auto& repo = query->repo;  // versions_with_fallback may switch its type
   std::optional<int> version = opts.hub.version;
   if (!version && opts.hub.revision.empty()) {  // default: the newest version, else main
-    auto versions = versions_with_fallback(client, *repo, opts.hub);
+    auto versions = versions_with_fallback(client, repo, opts.hub);
     if (!versions) return report_error(versions.error());
     if (!versions->empty()) version = versions->back().version;
   }
-  auto commit = hub::resolve_commit(client, *repo, version, opts.hub.revision);
+  auto commit = hub::resolve_commit(client, repo, version, opts.hub.revision);
   if (!commit) return report_error(commit.error());
-  auto names = hub::list_variant_names(client, *repo, *commit);
+  auto names = hub::list_variant_names(client, repo, *commit);
   if (!names) return report_error(names.error());
-  auto r = variants::resolve_variants(*names, *host);
-  const auto* pick = variants::first_loadable(r);
+  auto pick = host_variant(*names, query->host);
   nlohmann::ordered_json out = {
-      {"repo_id", repo->id}, {"repo_type", hub::to_string(repo->type)},
+      {"repo_id", repo.id}, {"repo_type", hub::to_string(repo.type)},
       {"revision", version ? "v" + std::to_string(*version) : opts.hub.revision}, {"commit", *commit}};
   if (!client.options().offline) {
-    auto trusted = client.is_trusted_publisher(repo->id.substr(0, repo->id.find('/')));
+    auto trusted = client.is_trusted_publisher(repo.id.substr(0, repo.id.find('/')));
     out["trusted_publisher"] = trusted ? nlohmann::json(*trusted) : nlohmann::json(nullptr);
   }
   out["variants"] = *names;
-  out["host_variant"] = pick ? nlohmann::json(pick->name) : nlohmann::json(nullptr);
-  if (pick) {
-    auto meta_file = hub::fetch_file(client, *repo, *commit, "build/" + pick->name + "/metadata.json");
+  out["host_variant"] = pick;
+  if (!pick.is_null()) {
+    auto meta_file = hub::fetch_file(client, repo, *commit, "build/" + pick.get<std::string>() + "/metadata.json");
     if (!meta_file) return report_error(meta_file.error());
     auto meta = protocol::read_metadata(*meta_file);
     if (!meta) return report_error(meta.error());
@@ -59,19 +51,19 @@ int run_info(const InfoOptions& opts) {
     std::cout << out.dump(2) << '\n';
     return kOk;
   }
-  std::cout << repo->id << " (" << hub::to_string(repo->type) << ")  " << out["revision"].get<std::string>() << " = "
+  std::cout << repo.id << " (" << hub::to_string(repo.type) << ")  " << out["revision"].get<std::string>() << " = "
             << *commit << '\n';
   if (out.contains("trusted_publisher"))
     std::cout << "trusted publisher: " << (out["trusted_publisher"].is_null() ? "unknown"
                                            : out["trusted_publisher"].get<bool>() ? "yes" : "no") << '\n';
-  std::cout << "variants: " << names->size() << "\nthis host: " << (pick ? pick->name : "none") << '\n';
+  std::cout << "variants: " << names->size() << "\nthis host: " << (pick.is_null() ? "none" : pick.get<std::string>()) << '\n';
   if (out.contains("metadata"))
     std::cout << "metadata: " << out["metadata"].dump() << '\n';
   return kOk;
 }
 
 void setup_info(CLI::App& root) {
-  auto opts = std::make_shared<InfoOptions>();
+  auto opts = std::make_shared<RepoQueryOptions>();
   auto* cmd = root.add_subcommand("info", "Show a kernel's commit, trust, variants and the one this host takes");
   cmd->add_option("repo", opts->repo, "Repo id")->required();
   add_hub_flags(cmd, opts->hub);

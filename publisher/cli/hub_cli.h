@@ -4,6 +4,7 @@
 // a progress bar drawn on stderr only when it is a terminal.
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
 #include <cstdio>
 #include <iostream>
 #include <mutex>
@@ -17,6 +18,7 @@
 #include "khub/hub/options.h"
 #include "khub/hub/kernel_fetch.h"
 #include "khub/variants/host.h"
+#include "khub/variants/resolve.h"
 
 namespace khub::cli {
 
@@ -88,6 +90,31 @@ inline Expected<variants::HostInfo> host_for(const HubFlags& f) {
   }
   if (f.backend.empty()) return host;
   return variants::with_backend(host, f.backend);
+}
+
+/// The inputs of the commands that only read one repo (info, versions): its id and the hub flags.
+struct RepoQueryOptions {
+  std::string repo;
+  HubFlags hub;
+};
+
+/// What such a command asks about: the repo named on the command line and the host it chooses for.
+struct RepoQuery {
+  hub::RepoRef repo;
+  variants::HostInfo host;
+};
+
+inline Expected<RepoQuery> repo_query(const RepoQueryOptions& opts) {
+  KHUB_TRY(auto host, host_for(opts.hub));
+  KHUB_TRY(auto repo, repo_for(opts.repo, opts.hub));
+  return RepoQuery{std::move(repo), std::move(host)};
+}
+
+/// The variant this host would load among `names`, or null when none fits.
+inline nlohmann::json host_variant(const std::vector<std::string>& names, const variants::HostInfo& host) {
+  auto resolved = variants::resolve_variants(names, host);
+  const auto* pick = variants::first_loadable(resolved);
+  return pick ? nlohmann::json(pick->name) : nlohmann::json(nullptr);
 }
 
 /// One status line per file on stderr, redrawn in place; only on a terminal, never with --quiet/--json.
