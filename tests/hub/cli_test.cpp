@@ -60,6 +60,24 @@ TEST_F(CliTest, DownloadVerifyInfoVersions) {
   ASSERT_EQ(vj["versions"].size(), 1u);
   EXPECT_EQ(vj["versions"][0]["version"], 1);
   EXPECT_EQ(vj["versions"][0]["host_variant"], kVariant);
+  // The text forms name the same pick.
+  auto info_text = khub_cli(env_, "info org/relu" + host);
+  ASSERT_EQ(info_text.code, 0) << info_text.out;
+  EXPECT_NE(info_text.out.find("org/relu (kernel)  v1 = " + commit_ + "\n"), std::string::npos) << info_text.out;
+  EXPECT_NE(info_text.out.find("trusted publisher: yes\n"), std::string::npos) << info_text.out;
+  EXPECT_NE(info_text.out.find("this host: " + kVariant + "\n"), std::string::npos) << info_text.out;
+  auto vs_text = khub_cli(env_, "versions org/relu" + host);
+  ASSERT_EQ(vs_text.code, 0) << vs_text.out;
+  EXPECT_EQ(vs_text.out, "v1  " + commit_ + "  " + std::to_string(vj["versions"][0]["variants"].size()) +
+                             " variant(s)  this host: " + kVariant + "\n");
+  // A host no variant fits: the pick is null in JSON and "none" in text.
+  const std::string cpu_host = host + " --backend cpu";
+  auto none = khub_cli(env_, "versions org/relu --json" + cpu_host);
+  ASSERT_EQ(none.code, 0) << none.out;
+  EXPECT_TRUE(nlohmann::json::parse(none.out)["versions"][0]["host_variant"].is_null()) << none.out;
+  auto none_text = khub_cli(env_, "info org/relu" + cpu_host);
+  ASSERT_EQ(none_text.code, 0) << none_text.out;
+  EXPECT_NE(none_text.out.find("this host: none\n"), std::string::npos) << none_text.out;
 
   // A damaged blob: verify names the file and exits 1.
   fs::path so = cache_.path() / "kernels--org--relu" / "snapshots" / commit_ / "build" / kVariant /
