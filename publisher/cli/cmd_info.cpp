@@ -56,7 +56,8 @@ int run_info(const RepoQueryOptions& opts) {
   if (out.contains("trusted_publisher"))
     std::cout << "trusted publisher: " << (out["trusted_publisher"].is_null() ? "unknown"
                                            : out["trusted_publisher"].get<bool>() ? "yes" : "no") << '\n';
-  std::cout << "variants: " << names->size() << "\nthis host: " << (pick.is_null() ? "none" : pick.get<std::string>()) << '\n';
+  std::cout << "variants: " << names->size() << "\nthis host: " << (pick.is_null() ? "none" : pick.get<std::string>())
+            << '\n';
   if (out.contains("metadata"))
     std::cout << "metadata: " << out["metadata"].dump() << '\n';
   return kOk;

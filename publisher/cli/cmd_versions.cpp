@@ -23,7 +23,8 @@ int run_versions(const RepoQueryOptions& opts) {
     auto names = hub::list_variant_names(client, repo, v.commit);
     if (!names) return report_error(names.error());
     auto pick = host_variant(*names, query->host);
-    out["versions"].push_back({{"version", v.version}, {"commit", v.commit}, {"variants", *names}, {"host_variant", pick}});
+    out["versions"].push_back(
+        {{"version", v.version}, {"commit", v.commit}, {"variants", *names}, {"host_variant", pick}});
     if (!opts.hub.json) {
       std::cout << "v" << v.version << "  " << v.commit << "  " << names->size() << " variant(s)";
       std::cout << "  this host: " << (pick.is_null() ? "none" : pick.get<std::string>()) << '\n';

@@ -10,8 +10,8 @@ namespace {
 // and the row sizes measured. The one-pass keep kernel, except: 16-bit rows of 2048 between 16 and
 // 32 MiB take the two-pass kernel reading the row again from L1 ([2,2688,2048] 14.7 / 10.0 us cold /
 // graph against the keep kernel's 14.0 / 11.5 and the engine's 14.9 / 12.0), fp32 rows of 3072 the
-// two-pass kernel with L1 / L2 eviction priorities ([4,4096,3072] graph 96.3 -> 95.7 us, cold unchanged in kernels_bench). Returns false
-// where none applies.
+// two-pass kernel with L1 / L2 eviction priorities ([4,4096,3072] graph 96.3 -> 95.7 us, cold
+// unchanged in kernels_bench). Returns false where none applies.
 constexpr int64_t kDedicatedMinRows = 2048;
 constexpr double kMiB = 1 << 20;
 
