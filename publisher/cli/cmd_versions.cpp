@@ -14,8 +14,8 @@ int run_versions(const RepoQueryOptions& opts) {
   hub::HubClient client(*options);
   auto query = repo_query(opts);
   if (!query) return report_error(query.error());
-  const auto& repo = query->repo;
-  auto versions = versions_with_fallback(client, query->repo, opts.hub);
+  auto& repo = query->repo;  // versions_with_fallback may switch its type
+  auto versions = versions_with_fallback(client, repo, opts.hub);
   if (!versions) return report_error(versions.error());
   nlohmann::ordered_json out = {{"repo_id", repo.id}, {"repo_type", hub::to_string(repo.type)},
                                 {"versions", nlohmann::json::array()}};
