@@ -6,8 +6,8 @@
 namespace khub::hub {
 
 Expected<RepoRef> make_repo(std::string_view repo_id, RepoType type) {
-  auto bad = [&](std::string why) {
-    return Error(ErrorCode::InvalidArgument, "invalid repo id '" + std::string(repo_id) + "': " + why,
+  auto bad = [&](std::string_view why) {
+    return Error(ErrorCode::InvalidArgument, "invalid repo id '" + std::string(repo_id) + "': " + std::string(why),
                  "use the form namespace/name, e.g. kernels-community/relu");
   };
   auto slash = repo_id.find('/');
