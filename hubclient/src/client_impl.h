@@ -25,7 +25,7 @@ struct HubClient::Impl {
   [[nodiscard]] std::vector<std::string> headers_for(const std::string& url) const;
   [[nodiscard]] bool is_hub_host(const std::string& url) const;
   /// Performs with the retry schedule of hub-protocol §2.10 (transport errors, 408, 429, 5xx).
-  [[nodiscard]] Expected<detail::HttpResponse> send(detail::HttpRequest request);
+  [[nodiscard]] Expected<detail::HttpResponse> send(const detail::HttpRequest& request);
   /// How long to wait before retry `attempt` (0-based) after `response` (may be null).
   [[nodiscard]] std::chrono::milliseconds retry_wait(int attempt, const detail::HttpResponse* response) const;
   [[nodiscard]] Error offline_error(std::string_view what) const;

@@ -73,7 +73,7 @@ std::chrono::milliseconds HubClient::Impl::retry_wait(int attempt, const HttpRes
   return std::min(wait, options.max_retry_wait);
 }
 
-Expected<HttpResponse> HubClient::Impl::send(HttpRequest request) {
+Expected<HttpResponse> HubClient::Impl::send(const HttpRequest& request) {
   if (options.offline) return offline_error(request.method + " " + redact(request.url));
   for (int attempt = 0;; ++attempt) {
     auto res = http.perform(request);
@@ -102,7 +102,7 @@ Expected<json> get_json(HubClient::Impl& impl, const std::string& url, const Err
   req.url = url;
   req.headers = impl.headers_for(url);
   req.timeout = impl.options.etag_timeout;
-  KHUB_TRY(auto res, impl.send(std::move(req)));
+  KHUB_TRY(auto res, impl.send(req));
   if (res.status < 200 || res.status >= 300) return http_error("GET", url, res, ctx);
   auto j = json::parse(res.body, nullptr, false);
   if (j.is_discarded())

@@ -41,7 +41,7 @@ Expected<FileMetadata> HubClient::file_metadata(const RepoRef& repo, std::string
     req.url = url;
     req.headers = impl.headers_for(url);
     req.timeout = impl.options.etag_timeout;
-    KHUB_TRY(auto res, impl.send(std::move(req)));
+    KHUB_TRY(auto res, impl.send(req));
     if (res.is_redirect()) {
       std::string location = res.header("location");
       if (location.empty()) return Error(ErrorCode::Protocol, "redirect without Location from HEAD " + redact(url));

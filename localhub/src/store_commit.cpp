@@ -88,9 +88,9 @@ Status check_no_file_folder_clash(const std::map<std::string, FileEntry>& files)
 }
 }  // namespace
 
-Expected<CommitRecord> insert_commit(db::Connection& conn, std::int64_t repo_rowid, std::vector<FileEntry> files,
-                                     std::string_view parent, std::string_view summary,
-                                     std::string_view description) {
+Expected<CommitRecord> insert_commit(db::Connection& conn, std::int64_t repo_rowid,
+                                     const std::vector<FileEntry>& files, std::string_view parent,
+                                     std::string_view summary, std::string_view description) {
   auto dirs = directory_oids(files);
   CommitRecord rec;
   rec.tree_oid = dirs[""];
@@ -189,7 +189,7 @@ Expected<CommitResult> RepoStore::commit(const RepoRecord& repo, std::string_vie
   list.reserve(files.size());
   for (auto& [_, f] : files) list.push_back(std::move(f));
 
-  KHUB_TRY(auto rec, insert_commit(*conn, repo.rowid, std::move(list), head, request.summary, request.description));
+  KHUB_TRY(auto rec, insert_commit(*conn, repo.rowid, list, head, request.summary, request.description));
   KHUB_CHECK(put_ref(*conn, repo.rowid, kind, name, rec.oid));
   impl_->hook("in-transaction");
   KHUB_CHECK(tx.commit());

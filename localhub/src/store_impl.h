@@ -25,7 +25,7 @@ struct RepoStore::Impl {
 /// Inserts the tree of `files` (if new) and a commit row; returns the commit. Call inside a
 /// transaction.
 [[nodiscard]] Expected<CommitRecord> insert_commit(db::Connection& conn, std::int64_t repo_rowid,
-                                                   std::vector<FileEntry> files, std::string_view parent,
+                                                   const std::vector<FileEntry>& files, std::string_view parent,
                                                    std::string_view summary, std::string_view description);
 
 /// Sets (insert or replace) a ref. Call inside a transaction.

@@ -65,6 +65,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::cerr << "error: " << e.what() << "\n  hint: run `khub --help` for usage\n";
     return kUsage;
+  } catch (const std::exception& e) {  // a library's throw inside a command: one line, not std::terminate
+    std::cerr << "error: " << e.what() << '\n';
+    return kFailure;
   }
   return g_exit_code;
 }

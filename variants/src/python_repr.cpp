@@ -43,7 +43,7 @@ std::string python_repr(std::string_view text) {
   for (size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
     if (c < 0x80) {
-      if (c == quote || c == '\\') out += {'\\', static_cast<char>(c)};
+      if (c == static_cast<unsigned char>(quote) || c == '\\') out += {'\\', static_cast<char>(c)};
       else if (c == '\t') out += "\\t";
       else if (c == '\n') out += "\\n";
       else if (c == '\r') out += "\\r";
