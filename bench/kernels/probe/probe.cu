@@ -402,68 +402,66 @@ Workload rms(int64_t rows, int n, std::string shape) {
   auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
   // Earlier sweeps (group sizes, fetch orders, fp32 3072 and q/k-head configurations, L2 prefetch of
   // the weight): docs/gpu-measurements.md, version 16.
-  // "keep": the row engine (row kept in registers), where the shipped launcher takes rmsnorm's
-  // two-pass kernel; "reload": that kernel at another configuration.
   if constexpr (!Residual) {
     namespace rn = khub_kernels::rmsnorm;
-    auto two_pass = [&](const char* name, auto launch) {
+    auto dedicated = [&](const char* name, auto launch) {
       add(name, [=](int i, int o) { CHECK(launch(xs[i], xl, weights[i], outs[o], n, 1e-6f, false, g_stream)); });
     };
     // Interleaved, so neither side gets the later (faster-measuring) slots only. "keep": the
-    // one-pass dedicated kernel; "engine": the row engine; "reload L1": the two-pass kernel with
-    // RowRead::L1Keep. Earlier sweeps (several rows a group, plain stores, L1 / L2 priorities):
-    // docs/gpu-measurements.md, version 17.
+    // one-pass dedicated kernel; "engine": the row engine; "reload": the two-pass kernel ("reload
+    // L1": with RowRead::L1Keep). Earlier sweeps (several rows a group, plain stores, L1 / L2
+    // priorities): docs/gpu-measurements.md, version 17.
     using RR = rn::RowRead;
     if constexpr (sizeof(T) == 2) {
       if (n == 2048) {
         add("engine G128 CH2 MinB12", fast<RmsOp, 128, 2, 12>(op, rows, n, 1e-6f));
-        two_pass("keep G128 CH2 MinB12", rn::launch_keep<T, 128, 2, 12>);
-        two_pass("keep G64 CH4 MinB12", rn::launch_keep<T, 64, 4, 12>);
-        two_pass("keep G256 CH1 MinB8", rn::launch_keep<T, 256, 1, 8>);
-        two_pass("reload G128 CH2 MinB16", rn::launch_reload<T, 128, 2, 16>);
-        two_pass("keep G128 CH2 MinB16", rn::launch_keep<T, 128, 2, 16>);
-        two_pass("reload L1 G128 CH2 MinB16", rn::launch_reload<T, 128, 2, 16, RR::L1Keep>);
-        two_pass("keep G128 CH2 MinB12, 2", rn::launch_keep<T, 128, 2, 12>);
-        two_pass("reload G128 CH2 MinB16, 2", rn::launch_reload<T, 128, 2, 16>);
+        dedicated("keep G128 CH2 MinB12", rn::launch_keep<T, 128, 2, 12>);
+        dedicated("keep G64 CH4 MinB12", rn::launch_keep<T, 64, 4, 12>);
+        dedicated("keep G256 CH1 MinB8", rn::launch_keep<T, 256, 1, 8>);
+        dedicated("reload G128 CH2 MinB16", rn::launch_reload<T, 128, 2, 16>);
+        dedicated("keep G128 CH2 MinB16", rn::launch_keep<T, 128, 2, 16>);
+        dedicated("reload L1 G128 CH2 MinB16", rn::launch_reload<T, 128, 2, 16, RR::L1Keep>);
+        dedicated("keep G128 CH2 MinB12, 2", rn::launch_keep<T, 128, 2, 12>);
+        dedicated("reload G128 CH2 MinB16, 2", rn::launch_reload<T, 128, 2, 16>);
       }
       if (n == 4096 && rows > 128) {
         add("engine G256 CH2 MinB6", fast<RmsOp, 256, 2, 6>(op, rows, n, 1e-6f));
-        two_pass("keep G256 CH2 MinB8", rn::launch_keep<T, 256, 2, 8>);
-        two_pass("reload G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8>);
-        two_pass("keep G256 CH2 MinB6", rn::launch_keep<T, 256, 2, 6>);
-        two_pass("reload L1 G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8, RR::L1Keep>);
+        dedicated("keep G256 CH2 MinB8", rn::launch_keep<T, 256, 2, 8>);
+        dedicated("reload G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8>);
+        dedicated("keep G256 CH2 MinB6", rn::launch_keep<T, 256, 2, 6>);
+        dedicated("reload L1 G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8, RR::L1Keep>);
       }
       if (n == 3072) {
         add("engine G128 CH4 MinB6", fast<RmsOp, 128, 4, 6>(op, rows, n, 1e-6f));
-        two_pass("keep G128 CH3 MinB8", rn::launch_keep<T, 128, 3, 8>);
+        dedicated("keep G128 CH3 MinB8", rn::launch_keep<T, 128, 3, 8>);
       }
       if (n == 128) {
         add("engine G8 CH2 MinB6", fast<RmsOp, 8, 2, 6>(op, rows, n, 1e-6f));
-        two_pass("keep G8 CH2 MinB6", rn::launch_keep<T, 8, 2, 6>);
-        two_pass("keep G8 CH2 MinB8", rn::launch_keep<T, 8, 2, 8>);
-        two_pass("keep G16 CH1 MinB8", rn::launch_keep<T, 16, 1, 8>);
-        two_pass("keep G16 CH1 MinB12", rn::launch_keep<T, 16, 1, 12>);
-        two_pass("keep G8 CH2 MinB6, 2", rn::launch_keep<T, 8, 2, 6>);
+        dedicated("keep G8 CH2 MinB6", rn::launch_keep<T, 8, 2, 6>);
+        dedicated("keep G8 CH2 MinB8", rn::launch_keep<T, 8, 2, 8>);
+        dedicated("keep G16 CH1 MinB8", rn::launch_keep<T, 16, 1, 8>);
+        dedicated("keep G16 CH1 MinB12", rn::launch_keep<T, 16, 1, 12>);
+        dedicated("keep G8 CH2 MinB6, 2", rn::launch_keep<T, 8, 2, 6>);
       }
     } else {
       if (n == 128) {
         add("engine G16 CH2 MinB6", fast<RmsOp, 16, 2, 6>(op, rows, n, 1e-6f));
-        two_pass("keep G16 CH2 MinB6", rn::launch_keep<T, 16, 2, 6>);
+        dedicated("keep G16 CH2 MinB6", rn::launch_keep<T, 16, 2, 6>);
       }
       if (n == 2048) {
         add("engine G256 CH2 MinB6", fast<RmsOp, 256, 2, 6>(op, rows, n, 1e-6f));
-        two_pass("keep G256 CH2 MinB6", rn::launch_keep<T, 256, 2, 6>);
-        two_pass("reload L1 L2 G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8, RR::L1KeepL2Hint>);
-        two_pass("reload L1 L2 G256 CH2 MinB6", rn::launch_reload<T, 256, 2, 6, RR::L1KeepL2Hint>);
-        two_pass("reload hint G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8, RR::L2Hint>);
-        two_pass("reload L1 G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8, RR::L1Keep>);
-        two_pass("keep G256 CH2 MinB8", rn::launch_keep<T, 256, 2, 8>);
-        two_pass("keep G128 CH4 MinB6", rn::launch_keep<T, 128, 4, 6>);
-        two_pass("keep G256 CH2 MinB6, 2", rn::launch_keep<T, 256, 2, 6>);
+        dedicated("keep G256 CH2 MinB6", rn::launch_keep<T, 256, 2, 6>);
+        dedicated("reload L1 L2 G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8, RR::L1KeepL2Hint>);
+        dedicated("reload L1 L2 G256 CH2 MinB6", rn::launch_reload<T, 256, 2, 6, RR::L1KeepL2Hint>);
+        dedicated("reload hint G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8, RR::L2Hint>);
+        dedicated("reload L1 G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8, RR::L1Keep>);
+        dedicated("keep G256 CH2 MinB8", rn::launch_keep<T, 256, 2, 8>);
+        dedicated("keep G128 CH4 MinB6", rn::launch_keep<T, 128, 4, 6>);
+        dedicated("keep G256 CH2 MinB6, 2", rn::launch_keep<T, 256, 2, 6>);
       }
       if (n == 3072) {
-        two_pass("reload hint G256 CH3 MinB6 (before)", rn::launch_reload<T, 256, 3, 6, RR::L2Hint>);
-        two_pass("reload L1 L2 G256 CH3 MinB6", rn::launch_reload<T, 256, 3, 6, RR::L1KeepL2Hint>);
+        dedicated("reload hint G256 CH3 MinB6 (before)", rn::launch_reload<T, 256, 3, 6, RR::L2Hint>);
+        dedicated("reload L1 L2 G256 CH3 MinB6", rn::launch_reload<T, 256, 3, 6, RR::L1KeepL2Hint>);
       }
     }
   }
