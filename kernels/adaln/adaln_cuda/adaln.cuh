@@ -67,7 +67,11 @@ struct AdaLnOp {
   using T = TT;
   static constexpr bool kNorm = true;
   static constexpr int kMinVec = 1;
-  static constexpr int kWideThreads = 0;
+  // 16-bit plain rows of 2048 on 128 threads x 2 chunks at 1536 threads/SM: [2,2688,2048] 16.2 / 13.3
+  // -> 15.5 / 12.5 us, [2,8064,2048] 38.0 -> 37.8 once rows were unpacked by words (it had been 1 us
+  // slower before; docs/gpu-measurements.md, version 17). The gated forms spill 16 B there and were
+  // not measured, fp32 neither: those keep the default groups.
+  static constexpr int kWideThreads = sizeof(TT) == 2 && !Gated ? 1536 : 0;
   static constexpr int kEarlyChunks = 0;  // measured: docs/gpu-measurements.md, version 11
 
   const T* x;

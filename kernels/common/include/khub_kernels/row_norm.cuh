@@ -224,8 +224,9 @@ cudaError_t launch_fast(const Op& op, int64_t rows, int n, float eps, cudaStream
 // Wide groups: rows of 2048 or 4096 (bf16) spread over 128 or 256 threads, two 16-byte chunks
 // each, Op::kWideThreads threads per SM. RMSNorm (1536) ran 1-3 % faster in the probe
 // (docs/gpu-measurements.md, version 9); the plain RoPE (1024, registers for its trig) 7-8 % faster
-// once its kernels were specialised per trig mode (version 13); AdaLN and the fused norm + RoPE
-// ran slower or spilled. Returns that group size for a row of n elements (0: not measured).
+// once its kernels were specialised per trig mode (version 13); 16-bit plain AdaLN (1536) 0.2-0.8 us
+// faster once rows were unpacked by words (version 17); the fused norm + RoPE runs its own kernel.
+// Returns that group size for a row of n elements (0: not measured).
 inline int wide_group(int64_t n, int vec) {
   for (int g = 128; g <= 256; g *= 2)
     if (static_cast<int64_t>(g) * vec * 2 == n) return g;
