@@ -61,6 +61,33 @@ TEST_P(RmsNormTest, MatchesReferenceForEveryShapeLayoutAndWeight) {
   }
 }
 
+// Rows whose outer blocks have a gap between them (a narrowed sequence, a subset of heads) keep
+// the division per row; contiguous and row-strided inputs are folded into one block of rows
+// (as_one_block). Sizes on CUDA reach the dedicated kernels for rows of 2048 and of 128.
+TEST_P(RmsNormTest, OuterBlocksWithGapsKeepTheirRowOffsets) {
+  const auto dtype = GetParam();
+  auto f = op<RmsSig>(id(), "rms_norm");
+  auto fa = op<AddSig>(id(), "fused_add_rms_norm");
+  // shape with `pad` more rows in dimension -2 than taken, narrowed from `offset`.
+  auto gapped = [&](std::vector<int64_t> shape, int64_t pad, int64_t offset) {
+    const int64_t inner = shape[shape.size() - 2];
+    shape[shape.size() - 2] += pad;
+    return make_input(shape, dtype).narrow(-2, offset, inner);
+  };
+  const int64_t seq = on_cuda() ? 1100 : 5, tokens = on_cuda() ? 80 : 3;
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{2, seq, 2048}, std::vector<int64_t>{1, tokens, 32, 128}}) {
+    const auto x = gapped(shape, 2, 1), res = gapped(shape, 3, 3);
+    const auto w = make_weight(shape.back(), 1, dtype);
+    const std::string what = c10::str(x.sizes()) + " strides " + c10::str(x.strides());
+    record_error("rms_norm", dtype, expect_close(f.call(x, w, 1e-6), reference(x, w, 1e-6, "fused"), dtype, what));
+    const auto [y, sum] = fa.call(x, res, w, 1e-6);
+    const auto sum_ref = round_to(x.to(at::kDouble) + res.to(at::kDouble), dtype);
+    EXPECT_TRUE(at::equal(sum.to(at::kDouble), sum_ref)) << "residual out " << what;
+    record_error("fused_add_rms_norm", dtype,
+                 expect_close(y, reference(sum_ref.to(dtype), w, 1e-6, "fused"), dtype, "fused_add " + what));
+  }
+}
+
 TEST_P(RmsNormTest, RoundingConventionsMatchTheirReferences) {
   const auto dtype = GetParam();
   auto f = op<RoundSig>(id(), "rms_norm_rounding");

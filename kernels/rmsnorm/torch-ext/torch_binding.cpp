@@ -31,7 +31,8 @@ std::tuple<at::Tensor, at::Tensor> run(const char* op, const at::Tensor& x, cons
   RmsNormArgs a;
   a.dtype = dtype_of(x, "x");
   a.x = x.data_ptr();
-  a.x_layout = row_layout(x, "x");
+  // A row is only its position in x and out: one block of rows where the strides allow it.
+  a.x_layout = as_one_block(row_layout(x, "x"));
   a.n = x.size(-1);
   a.eps = static_cast<float>(eps);
   a.rounding = rounding;
@@ -43,7 +44,7 @@ std::tuple<at::Tensor, at::Tensor> run(const char* op, const at::Tensor& x, cons
     TORCH_CHECK(residual->sizes() == x.sizes(), op, ": residual shape ", residual->sizes(), " must equal x shape ",
                 x.sizes());
     a.residual = residual->data_ptr();
-    a.residual_layout = row_layout(*residual, "residual");
+    a.residual_layout = as_one_block(row_layout(*residual, "residual"));
   }
   a.weight_dtype = a.dtype;
   if (weight) {
