@@ -2,6 +2,7 @@
 // dtype x shape family x layout, plus the checks on bad input.
 #include <optional>
 #include <tuple>
+#include <utility>
 
 #include "kernel_test_support.h"
 
@@ -92,7 +93,7 @@ TEST_P(RmsNormTest, RoundingConventionsMatchTheirReferences) {
   const auto dtype = GetParam();
   auto f = op<RoundSig>(id(), "rms_norm_rounding");
   for (const char* rounding : {"fused", "qwen3", "diffusers"}) {
-    std::vector<std::vector<int64_t>> shapes{{3, 8, 128}, {4, 2048}};
+    std::vector<std::vector<int64_t>> shapes{{3, 8, 128}, {4, 2048}, {5, 4096}};  // {5, 4096}: few-rows kernel
     if (on_cuda()) shapes.insert(shapes.end(), {{2048, 2048}, {2, 2688, 2048}});  // keep and two-pass kernels
     for (const auto& shape : shapes) {
       for (int wk = 0; wk < 3; ++wk) {
@@ -157,21 +158,24 @@ TEST_P(RmsNormTest, ChainedCallsReadThePreviousCallsOutputs) {
   }
 }
 
-// The same for plain RMSNorm, whose larger CUDA calls take rmsnorm's own kernels: 16-bit rows of 2048
-// (4096 rows, 16 MiB) the one-pass keep kernel, fp32 rows of 3072 the two-pass kernel (it reads x
-// twice, both times after griddepcontrol.wait).
+// The same for plain RMSNorm, whose CUDA calls here take rmsnorm's own kernels: 64 16-bit rows of
+// 4096 the one-pass kernel for a few rows (512 threads a row), 4096 16-bit rows of 2048 (16 MiB) the
+// one-pass keep kernel, fp32 rows of 3072 the two-pass kernel (it reads x twice, both times after
+// griddepcontrol.wait).
 TEST_P(RmsNormTest, ChainedNormsReadThePreviousCallsOutput) {
   const auto dtype = GetParam();
   auto f = op<RmsSig>(id(), "rms_norm");
-  const int64_t n = dtype == at::kFloat ? 3072 : 2048;
-  for (const int64_t rows : on_cuda() ? std::vector<int64_t>{64, 4096} : std::vector<int64_t>{64}) {
+  const bool fp32 = dtype == at::kFloat;
+  std::vector<std::pair<int64_t, int64_t>> cases{{64, fp32 ? 3072 : 4096}};  // rows, n
+  if (on_cuda()) cases.emplace_back(4096, fp32 ? 3072 : 2048);
+  for (const auto& [rows, n] : cases) {
     const auto w = make_weight(n, 1, dtype);
     std::vector<at::Tensor> ys{make_input({rows, n}, dtype)};
     queue_behind_busy_gpu();
     for (int i = 0; i < 8; ++i) ys.push_back(f.call(ys.back(), w, 1e-6));
     for (size_t i = 1; i < ys.size(); ++i)
       expect_close(ys[i], reference(ys[i - 1], w, 1e-6, "fused"), dtype,
-                   std::to_string(rows) + " rows, step " + std::to_string(i));
+                   std::to_string(rows) + " x " + std::to_string(n) + ", step " + std::to_string(i));
   }
 }
 

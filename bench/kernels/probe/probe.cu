@@ -431,6 +431,16 @@ Workload rms(int64_t rows, int n, std::string shape) {
         dedicated("keep G256 CH2 MinB6", rn::launch_keep<T, 256, 2, 6>);
         dedicated("reload L1 G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8, RR::L1Keep>);
       }
+      if (n == 4096 && rows <= 128) {
+        // Few rows (decode): cold time is one DRAM round trip plus the reduction's chain.
+        add("engine G512 CH1 MinB4 (shipped config)", fast<RmsOp, 512, 1, 4>(op, rows, n, 1e-6f));
+        dedicated("keep G512 CH1 MinB4", rn::launch_keep<T, 512, 1, 4>);
+        dedicated("keep G256 CH2 MinB8", rn::launch_keep<T, 256, 2, 8>);
+        dedicated("keep G128 CH4 MinB8", rn::launch_keep<T, 128, 4, 8>);
+        dedicated("keep G64 CH8 MinB8", rn::launch_keep<T, 64, 8, 8>);
+        add("engine G256 CH2 MinB6", fast<RmsOp, 256, 2, 6>(op, rows, n, 1e-6f));
+        dedicated("keep G512 CH1 MinB4, 2", rn::launch_keep<T, 512, 1, 4>);
+      }
       if (n == 3072) {
         add("engine G128 CH4 MinB6", fast<RmsOp, 128, 4, 6>(op, rows, n, 1e-6f));
         dedicated("keep G128 CH3 MinB8", rn::launch_keep<T, 128, 3, 8>);

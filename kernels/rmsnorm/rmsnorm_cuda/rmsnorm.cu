@@ -6,8 +6,8 @@ namespace khub_kernels::rmsnorm {
 namespace {
 
 // The dedicated kernels (rmsnorm.cuh) where they were measured faster than the row engine on the
-// H200 (docs/gpu-measurements.md, versions 16 and 17): no residual, a T weight, at least 2048 rows,
-// and the row sizes measured. The one-pass keep kernel, except: 16-bit rows of 2048 between 16 and
+// H200 (docs/gpu-measurements.md, versions 16 to 18): no residual, a T weight, at least 2048 rows
+// (or a few 16-bit rows of 4096), and the row sizes measured. The one-pass keep kernel, except: 16-bit rows of 2048 between 16 and
 // 32 MiB take the two-pass kernel reading the row again from L1 ([2,2688,2048] 14.7 / 10.0 us cold /
 // graph against the keep kernel's 14.0 / 11.5 and the engine's 14.9 / 12.0), fp32 rows of 3072 the
 // two-pass kernel with L1 / L2 eviction priorities ([4,4096,3072] graph 96.3 -> 95.7 us, cold
@@ -18,7 +18,7 @@ constexpr double kMiB = 1 << 20;
 template <typename T>
 bool run_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cudaError_t& err) {
   const int64_t rows = a.x_layout.rows;
-  if (!vector_ok || a.residual || !a.weight || a.weight_dtype != a.dtype || rows < kDedicatedMinRows) return false;
+  if (!vector_ok || a.residual || !a.weight || a.weight_dtype != a.dtype) return false;
   const double bytes = static_cast<double>(rows) * a.n * sizeof(T);
   // Diffusers rounds x * r to the weight dtype, here T: the same as Qwen3.
   const bool rf = a.rounding != Rounding::Fused;
@@ -27,6 +27,16 @@ bool run_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cu
   auto* out = static_cast<T*>(a.out);
   const int n = static_cast<int>(a.n);
   const RowLayout& xl = a.x_layout;
+  if constexpr (sizeof(T) == 2) {
+    // A few rows of 4096 (decode): 512 threads a row, one chunk each, in one pass: [64,1,4096]
+    // 5.25 / 1.70 -> 4.99 / 1.46 us, [1,128,4096] 5.47 / 1.91 -> 5.25 / 1.65 against the row engine
+    // (docs/gpu-measurements.md, version 18).
+    if (a.n == 4096 && rows <= cuda::kFewRows) {
+      err = launch_keep<T, 512, 1, 4>(x, xl, w, out, n, a.eps, rf, stream);
+      return true;
+    }
+  }
+  if (rows < kDedicatedMinRows) return false;
   if constexpr (sizeof(T) == 2) {
     switch (a.n) {
       case 128: err = launch_keep<T, 16, 1, 8>(x, xl, w, out, n, a.eps, rf, stream); return true;  // 36.35 -> 35.97 us (version 17)
