@@ -284,8 +284,9 @@ def main():
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument("--no-khub", action="store_true", help="skip timing khub's ops in this process")
     ap.add_argument("--dtypes", default="bfloat16,float16,float32", help="comma-separated subset of the cases' dtypes")
+    ap.add_argument("--commit", default="unknown", help="khub source commit of the ops timed in this process")
     a = ap.parse_args()
-    doc = {"harness": "baselines.py (PyTorch, CUDA events)", **env()}
+    doc = {"harness": "baselines.py (PyTorch, CUDA events)", "commit": a.commit, **env()}
     src = torch.empty(1 << 29, device="cuda", dtype=torch.float16)
     dst = torch.empty_like(src)
     c = stats(time_events(20, False, lambda i: dst.copy_(src)))

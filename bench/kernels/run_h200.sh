@@ -7,7 +7,9 @@
 #   baselines PyTorch eager / F.rms_norm / torch.compile -> $OUT/baselines.json
 #   mutate    rebuilds the suite with griddepcontrol.wait removed from every kernel and runs the
 #             chained-calls tests, which must fail (put it last: it leaves the mutated build)
-# Logs and JSON land in $OUT (default /tmp/khub-out). KHUB_COMMIT names the source commit.
+# Logs and JSON land in $OUT (default /tmp/khub-out). KHUB_COMMIT names the source commit: write the
+# local SHA into the device command, as the device's copy of the tree keeps the session's first
+# commit as its git HEAD.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/khub-out}
@@ -56,7 +58,7 @@ for stage in "$@"; do
             $test_bin --gtest_brief=1 --gtest_filter='*Chained*' --gtest_repeat=3 > "$OUT/mutate.log" 2>&1
             echo "mutant (no griddepcontrol.wait): chained-calls tests rc=$? (non-zero = caught)"
             grep -E "FAILED|PASSED|Failure" "$OUT/mutate.log" | sort | uniq -c | head -8 ;;
-    baselines) PYTHONUNBUFFERED=1 python3 bench/kernels/baselines.py --out "$OUT/baselines.json" --variants kernels \
+    baselines) PYTHONUNBUFFERED=1 python3 bench/kernels/baselines.py --out "$OUT/baselines.json" --variants kernels --commit "$commit" \
                  > "$OUT/baselines.log" 2>&1; echo "baselines rc=$?"; tail -60 "$OUT/baselines.log" ;;
   esac
 done
