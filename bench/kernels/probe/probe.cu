@@ -426,6 +426,7 @@ Workload rms(int64_t rows, int n, std::string shape) {
       }
       if (n == 4096 && rows > 128) {
         add("engine G256 CH2 MinB6", fast<RmsOp, 256, 2, 6>(op, rows, n, 1e-6f));
+        dedicated("keep G512 CH1 MinB4", rn::launch_keep<T, 512, 1, 4>);
         dedicated("keep G256 CH2 MinB8", rn::launch_keep<T, 256, 2, 8>);
         dedicated("reload G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8>);
         dedicated("keep G256 CH2 MinB6", rn::launch_keep<T, 256, 2, 6>);
@@ -733,6 +734,7 @@ int main(int argc, char** argv) {
       [] { return rms<bf16, false>(8192, 2048, "[1,8192,2048]"); },
       [] { return rms<bf16, false>(4096, 4096, "[1,4096,4096]"); },
       [] { return rms<bf16, false>(128, 4096, "[1,128,4096]"); },
+      [] { return rms<bf16, false>(256, 2048, "[2,128,2048]"); },
       [] { return rms<bf16, true>(5376, 2048, "[2,2688,2048]"); },
       [] { return adaln(2, 2688, 2048); },
       [] { return adaln(2, 8064, 2048); },
