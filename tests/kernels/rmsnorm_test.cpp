@@ -76,7 +76,8 @@ TEST_P(RmsNormTest, OuterBlocksWithGapsKeepTheirRowOffsets) {
     return make_input(shape, dtype).narrow(-2, offset, inner);
   };
   const int64_t seq = on_cuda() ? 1100 : 5, tokens = on_cuda() ? 80 : 3;
-  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{2, seq, 2048}, std::vector<int64_t>{1, tokens, 32, 128}}) {
+  const std::vector<std::vector<int64_t>> shapes{{2, seq, 2048}, {1, tokens, 32, 128}};
+  for (const auto& shape : shapes) {
     const auto x = gapped(shape, 2, 1), res = gapped(shape, 3, 3);
     const auto w = make_weight(shape.back(), 1, dtype);
     const std::string what = c10::str(x.sizes()) + " strides " + c10::str(x.strides());

@@ -7,11 +7,12 @@ namespace {
 
 // The dedicated kernels (rmsnorm.cuh) where they were measured faster than the row engine on the
 // H200 (docs/gpu-measurements.md, versions 16 to 18): no residual, a T weight, at least 2048 rows
-// (or a few 16-bit rows of 4096), and the row sizes measured. The one-pass keep kernel, except: 16-bit rows of 2048 between 16 and
-// 32 MiB take the two-pass kernel reading the row again from L1 ([2,2688,2048] 14.7 / 10.0 us cold /
-// graph against the keep kernel's 14.0 / 11.5 and the engine's 14.9 / 12.0), fp32 rows of 3072 the
-// two-pass kernel with L1 / L2 eviction priorities ([4,4096,3072] graph 96.3 -> 95.7 us, cold
-// unchanged in kernels_bench). Returns false where none applies.
+// (or a few 16-bit rows of 4096), and the row sizes measured. The one-pass keep kernel, except:
+// 16-bit rows of 2048 between 16 and 32 MiB take the two-pass kernel reading the row again from L1
+// ([2,2688,2048] 14.7 / 10.0 us cold / graph against the keep kernel's 14.0 / 11.5 and the engine's
+// 14.9 / 12.0), fp32 rows of 3072 the two-pass kernel with L1 / L2 eviction priorities
+// ([4,4096,3072] graph 96.3 -> 95.7 us, cold unchanged in kernels_bench). Returns false where none
+// applies.
 constexpr int64_t kDedicatedMinRows = 2048;
 constexpr double kMiB = 1 << 20;
 
@@ -39,7 +40,9 @@ bool run_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cu
   if (rows < kDedicatedMinRows) return false;
   if constexpr (sizeof(T) == 2) {
     switch (a.n) {
-      case 128: err = launch_keep<T, 16, 1, 8>(x, xl, w, out, n, a.eps, rf, stream); return true;  // 36.35 -> 35.97 us (version 17)
+      case 128:  // 16 threads x 1 chunk: [1,8192,32,128] 36.35 -> 35.97 us against 8 x 2 (version 17)
+        err = launch_keep<T, 16, 1, 8>(x, xl, w, out, n, a.eps, rf, stream);
+        return true;
       case 2048:
         if (bytes <= 16 * kMiB) err = launch_keep<T, 128, 2, 16>(x, xl, w, out, n, a.eps, rf, stream);
         else if (bytes <= 32 * kMiB) err = launch_reload<T, 128, 2, 16, RowRead::L1Keep>(x, xl, w, out, n, a.eps, rf, stream);
