@@ -434,7 +434,7 @@ Workload rms(int64_t rows, int n, std::string shape) {
       }
       if (n == 4096 && rows <= 128) {
         // Few rows (decode): cold time is one DRAM round trip plus the reduction's chain.
-        add("engine G512 CH1 MinB4 (shipped config)", fast<RmsOp, 512, 1, 4>(op, rows, n, 1e-6f));
+        add("engine G512 CH1 MinB4 (shipped before ce454ac)", fast<RmsOp, 512, 1, 4>(op, rows, n, 1e-6f));
         dedicated("keep G512 CH1 MinB4", rn::launch_keep<T, 512, 1, 4>);
         dedicated("keep G256 CH2 MinB8", rn::launch_keep<T, 256, 2, 8>);
         dedicated("keep G128 CH4 MinB8", rn::launch_keep<T, 128, 4, 8>);
