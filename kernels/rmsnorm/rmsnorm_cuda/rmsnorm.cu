@@ -7,7 +7,7 @@ namespace {
 
 // The dedicated kernels (rmsnorm.cuh) where they were measured faster than the row engine on the
 // H200 (docs/gpu-measurements.md, versions 16 to 18): no residual, a T weight, at least 2048 rows
-// (or a few 16-bit rows of 4096), and the row sizes measured. The one-pass keep kernel, except:
+// (any number of 16-bit rows of 2048 or 4096), and the row sizes measured. The one-pass keep kernel, except:
 // 16-bit rows of 2048 between 16 and 32 MiB take the two-pass kernel reading the row again from L1
 // ([2,2688,2048] 14.7 / 10.0 us cold / graph against the keep kernel's 14.0 / 11.5 and the engine's
 // 14.9 / 12.0), fp32 rows of 3072 the two-pass kernel with L1 / L2 eviction priorities
@@ -29,11 +29,18 @@ bool run_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cu
   const int n = static_cast<int>(a.n);
   const RowLayout& xl = a.x_layout;
   if constexpr (sizeof(T) == 2) {
-    // A few rows of 4096 (decode): 512 threads a row, one chunk each, in one pass: [64,1,4096]
-    // 5.25 / 1.70 -> 4.99 / 1.46 us, [1,128,4096] 5.47 / 1.91 -> 5.25 / 1.65 against the row engine
-    // (docs/gpu-measurements.md, version 18).
+    // Fewer rows of 2048 or 4096 take the keep kernel too, measured against the row engine
+    // (docs/gpu-measurements.md, version 18): up to 128 rows of 4096 (decode) at 512 threads a row,
+    // one chunk each ([64,1,4096] 5.25 / 1.70 -> 4.99 / 1.46 us), more at 256 x 2 ([1,1024,4096]
+    // 9.31 / 5.06 -> 8.22 / 4.01); rows of 2048 at 128 x 2, 1536 threads/SM ([1,1024,2048] 6.69 /
+    // 2.97 -> 6.40 / 2.77, [2,128,2048] 5.70 / 2.03 -> 5.38 / 1.62).
     if (a.n == 4096 && rows <= cuda::kFewRows) {
       err = launch_keep<T, 512, 1, 4>(x, xl, w, out, n, a.eps, rf, stream);
+      return true;
+    }
+    if (rows < kDedicatedMinRows && (a.n == 2048 || a.n == 4096)) {
+      err = a.n == 2048 ? launch_keep<T, 128, 2, 12>(x, xl, w, out, n, a.eps, rf, stream)
+                        : launch_keep<T, 256, 2, 8>(x, xl, w, out, n, a.eps, rf, stream);
       return true;
     }
   }
