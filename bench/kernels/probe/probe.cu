@@ -21,6 +21,7 @@
 #include "../event_timing.h"
 #include "adaln.cuh"
 #include "adaln_launch.h"
+#include "adaln_rows.cuh"
 #include "geglu.cuh"
 #include "geglu_launch.h"
 #include "rmsnorm.cuh"
@@ -414,23 +415,25 @@ Workload rms(int64_t rows, int n, std::string shape) {
     using RR = rn::RowRead;
     if constexpr (sizeof(T) == 2) {
       if (n == 2048) {
-        add("engine G128 CH2 MinB12", fast<RmsOp, 128, 2, 12>(op, rows, n, 1e-6f));
-        dedicated("keep G128 CH2 MinB12", rn::launch_keep<T, 128, 2, 12>);
-        dedicated("keep G64 CH4 MinB12", rn::launch_keep<T, 64, 4, 12>);
-        dedicated("keep G256 CH1 MinB8", rn::launch_keep<T, 256, 1, 8>);
-        dedicated("reload G128 CH2 MinB16", rn::launch_reload<T, 128, 2, 16>);
+        // R rows a group sharing the weight's loads (version 19) against the shipped kernels.
         dedicated("keep G128 CH2 MinB16", rn::launch_keep<T, 128, 2, 16>);
         dedicated("reload L1 G128 CH2 MinB16", rn::launch_reload<T, 128, 2, 16, RR::L1Keep>);
-        dedicated("keep G128 CH2 MinB12, 2", rn::launch_keep<T, 128, 2, 12>);
-        dedicated("reload G128 CH2 MinB16, 2", rn::launch_reload<T, 128, 2, 16>);
+        dedicated("keep R2 G128 CH2 MinB8", rn::launch_keep<T, 128, 2, 8, 2>);
+        dedicated("keep R2 G128 CH2 MinB6", rn::launch_keep<T, 128, 2, 6, 2>);
+        dedicated("keep R2 G256 CH1 MinB4", rn::launch_keep<T, 256, 1, 4, 2>);
+        dedicated("keep R2 G256 CH1 MinB3", rn::launch_keep<T, 256, 1, 3, 2>);
+        dedicated("keep R4 G256 CH1 MinB2", rn::launch_keep<T, 256, 1, 2, 4>);
+        dedicated("keep R2 G64 CH4 MinB12", rn::launch_keep<T, 64, 4, 12, 2>);
+        dedicated("keep G128 CH2 MinB12", rn::launch_keep<T, 128, 2, 12>);
+        dedicated("reload L1 G128 CH2 MinB16, 2", rn::launch_reload<T, 128, 2, 16, RR::L1Keep>);
       }
       if (n == 4096 && rows > 128) {
-        add("engine G256 CH2 MinB6", fast<RmsOp, 256, 2, 6>(op, rows, n, 1e-6f));
-        dedicated("keep G512 CH1 MinB4", rn::launch_keep<T, 512, 1, 4>);
         dedicated("keep G256 CH2 MinB8", rn::launch_keep<T, 256, 2, 8>);
-        dedicated("reload G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8>);
         dedicated("keep G256 CH2 MinB6", rn::launch_keep<T, 256, 2, 6>);
-        dedicated("reload L1 G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8, RR::L1Keep>);
+        dedicated("keep R2 G256 CH2 MinB3", rn::launch_keep<T, 256, 2, 3, 2>);
+        dedicated("keep R2 G512 CH1 MinB2", rn::launch_keep<T, 512, 1, 2, 2>);
+        dedicated("keep R2 G256 CH2 MinB4", rn::launch_keep<T, 256, 2, 4, 2>);
+        dedicated("keep G256 CH2 MinB8, 2", rn::launch_keep<T, 256, 2, 8>);
       }
       if (n == 4096 && rows <= 128) {
         // Few rows (decode): cold time is one DRAM round trip plus the reduction's chain.
@@ -524,15 +527,26 @@ Workload adaln(int64_t b, int64_t s, int n) {
     return Op{xs[i], xl, nullptr, RowLayout{}, {}, a.scale, a.shift, outs[o], nullptr, n};
   };
   auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
-  // Earlier sweeps (group sizes, fetch orders, L2 prefetch, a kernel without the Row state):
-  // docs/gpu-measurements.md, versions 16 and 17.
-  // Re-sweep after unpack16 / keep_packed (version 17).
-  add("G64 CH4 MinB12 (shipped config)", fast<Op, 64, 4, 12>(op, rows, n, 1e-6f));
-  add("G64 CH4 MinB16", fast<Op, 64, 4, 16>(op, rows, n, 1e-6f));
-  add("G128 CH2 MinB12", fast<Op, 128, 2, 12>(op, rows, n, 1e-6f));
-  add("G128 CH2 MinB16", fast<Op, 128, 2, 16>(op, rows, n, 1e-6f));
-  add("G256 CH1 MinB8", fast<Op, 256, 1, 8>(op, rows, n, 1e-6f));
-  add("G64 CH4 MinB12 (shipped config), 2", fast<Op, 64, 4, 12>(op, rows, n, 1e-6f));
+  // Earlier sweeps (group sizes, fetch orders, L2 prefetch, a kernel without the Row state, the
+  // engine re-swept after unpack16): docs/gpu-measurements.md, versions 16 and 17.
+  add("engine G128 CH2 MinB12 (shipped config)", fast<Op, 128, 2, 12>(op, rows, n, 1e-6f));
+  // R rows of one sample a group, modulation fetched once for them (version 19).
+  namespace ad = khub_kernels::adaln;
+  auto rk = [&](const char* name, cudaError_t (*launch)(const ad::AdaLnArgs&, cudaStream_t)) {
+    add(name, [=](int i, int o) { CHECK(launch(args(i, o), g_stream)); });
+  };
+  rk("rows G128 CH2 R2 MinB6 late", ad::launch_rows<bf16, true, 128, 2, 2, 6, false>);
+  rk("rows G128 CH2 R2 MinB6 early", ad::launch_rows<bf16, true, 128, 2, 2, 6, true>);
+  rk("rows G128 CH2 R2 MinB8 early", ad::launch_rows<bf16, true, 128, 2, 2, 8, true>);
+  rk("rows G128 CH2 R2 MinB8 late", ad::launch_rows<bf16, true, 128, 2, 2, 8, false>);
+  rk("rows G128 CH2 R4 MinB4 early", ad::launch_rows<bf16, true, 128, 2, 4, 4, true>);
+  rk("rows G128 CH2 R4 MinB4 late", ad::launch_rows<bf16, true, 128, 2, 4, 4, false>);
+  rk("rows G256 CH1 R2 MinB3 early", ad::launch_rows<bf16, true, 256, 1, 2, 3, true>);
+  rk("rows G256 CH1 R2 MinB4 early", ad::launch_rows<bf16, true, 256, 1, 2, 4, true>);
+  rk("rows G256 CH1 R4 MinB2 early", ad::launch_rows<bf16, true, 256, 1, 4, 2, true>);
+  rk("rows G256 CH1 R4 MinB3 early", ad::launch_rows<bf16, true, 256, 1, 4, 3, true>);
+  rk("rows G64 CH4 R2 MinB12 early", ad::launch_rows<bf16, true, 64, 4, 2, 12, true>);
+  rk("rows G64 CH4 R2 MinB8 late", ad::launch_rows<bf16, true, 64, 4, 2, 8, false>);
   return w;
 }
 
