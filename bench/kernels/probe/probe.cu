@@ -78,10 +78,20 @@ __global__ void convert_kernel(const uint4* __restrict__ a, uint4* __restrict__ 
   __stcs(b + i, p.u);
 }
 
+// Every device buffer of the current workload, freed once it has run: workloads that the filter
+// skips are still built, and all of them together do not fit in 141 GB.
+std::vector<void*> g_allocs;
+template <typename P>
+cudaError_t dev_alloc(P** p, size_t bytes) {
+  const cudaError_t e = cudaMalloc(reinterpret_cast<void**>(p), bytes);
+  if (e == cudaSuccess) g_allocs.push_back(*p);
+  return e;
+}
+
 template <typename T = bf16>
 T* alloc_fill(int64_t n, uint32_t seed, float scale = 1.f, float offset = 0.f) {
   T* p = nullptr;
-  CHECK(cudaMalloc(&p, std::max<int64_t>(n, 8) * sizeof(T)));
+  CHECK(dev_alloc(&p, std::max<int64_t>(n, 8) * sizeof(T)));
   fill_kernel<<<1024, 256>>>(p, n, seed, scale, offset);
   CHECK(cudaGetLastError());
   return p;
@@ -276,8 +286,8 @@ int64_t words(int64_t elements) {
 void add_copies(Workload& w) {
   const int64_t bytes = int64_t(w.bytes / 2) / 16 * 16;
   std::vector<void*> a(w.sets), b(kGraphCalls);
-  for (auto& p : a) CHECK(cudaMalloc(&p, bytes));
-  for (auto& p : b) CHECK(cudaMalloc(&p, bytes));
+  for (auto& p : a) CHECK(dev_alloc(&p, bytes));
+  for (auto& p : b) CHECK(dev_alloc(&p, bytes));
   w.candidates.push_back({"memcpy (same bytes)", [=](int i, int o) {
                             CHECK(cudaMemcpyAsync(b[o], a[i], bytes, cudaMemcpyDeviceToDevice, g_stream));
                           }});
@@ -415,25 +425,23 @@ Workload rms(int64_t rows, int n, std::string shape) {
     using RR = rn::RowRead;
     if constexpr (sizeof(T) == 2) {
       if (n == 2048) {
-        // R rows a group sharing the weight's loads (version 19) against the shipped kernels.
+        add("engine G128 CH2 MinB12", fast<RmsOp, 128, 2, 12>(op, rows, n, 1e-6f));
+        dedicated("keep G128 CH2 MinB12", rn::launch_keep<T, 128, 2, 12>);
+        dedicated("keep G64 CH4 MinB12", rn::launch_keep<T, 64, 4, 12>);
+        dedicated("keep G256 CH1 MinB8", rn::launch_keep<T, 256, 1, 8>);
+        dedicated("reload G128 CH2 MinB16", rn::launch_reload<T, 128, 2, 16>);
         dedicated("keep G128 CH2 MinB16", rn::launch_keep<T, 128, 2, 16>);
         dedicated("reload L1 G128 CH2 MinB16", rn::launch_reload<T, 128, 2, 16, RR::L1Keep>);
-        dedicated("keep R2 G128 CH2 MinB8", rn::launch_keep<T, 128, 2, 8, 2>);
-        dedicated("keep R2 G128 CH2 MinB6", rn::launch_keep<T, 128, 2, 6, 2>);
-        dedicated("keep R2 G256 CH1 MinB4", rn::launch_keep<T, 256, 1, 4, 2>);
-        dedicated("keep R2 G256 CH1 MinB3", rn::launch_keep<T, 256, 1, 3, 2>);
-        dedicated("keep R4 G256 CH1 MinB2", rn::launch_keep<T, 256, 1, 2, 4>);
-        dedicated("keep R2 G64 CH4 MinB12", rn::launch_keep<T, 64, 4, 12, 2>);
-        dedicated("keep G128 CH2 MinB12", rn::launch_keep<T, 128, 2, 12>);
-        dedicated("reload L1 G128 CH2 MinB16, 2", rn::launch_reload<T, 128, 2, 16, RR::L1Keep>);
+        dedicated("keep G128 CH2 MinB12, 2", rn::launch_keep<T, 128, 2, 12>);
+        dedicated("reload G128 CH2 MinB16, 2", rn::launch_reload<T, 128, 2, 16>);
       }
       if (n == 4096 && rows > 128) {
+        add("engine G256 CH2 MinB6", fast<RmsOp, 256, 2, 6>(op, rows, n, 1e-6f));
+        dedicated("keep G512 CH1 MinB4", rn::launch_keep<T, 512, 1, 4>);
         dedicated("keep G256 CH2 MinB8", rn::launch_keep<T, 256, 2, 8>);
+        dedicated("reload G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8>);
         dedicated("keep G256 CH2 MinB6", rn::launch_keep<T, 256, 2, 6>);
-        dedicated("keep R2 G256 CH2 MinB3", rn::launch_keep<T, 256, 2, 3, 2>);
-        dedicated("keep R2 G512 CH1 MinB2", rn::launch_keep<T, 512, 1, 2, 2>);
-        dedicated("keep R2 G256 CH2 MinB4", rn::launch_keep<T, 256, 2, 4, 2>);
-        dedicated("keep G256 CH2 MinB8, 2", rn::launch_keep<T, 256, 2, 8>);
+        dedicated("reload L1 G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8, RR::L1Keep>);
       }
       if (n == 4096 && rows <= 128) {
         // Few rows (decode): cold time is one DRAM round trip plus the reduction's chain.
@@ -483,16 +491,16 @@ Workload rms(int64_t rows, int n, std::string shape) {
 }
 
 // ---- AdaLN (table + temb, T = 1) ------------------------------------------------------------------
-template <bool Cold = false>
+template <typename T = bf16, bool Cold = false>
 Workload adaln(int64_t b, int64_t s, int n) {
   Workload w;
   w.op = "adaln_rms_table";
-  w.shape = dims({b, s, n}) + cold_suffix(Cold);
+  w.shape = dims({b, s, n}) + dtype_suffix<T>() + cold_suffix(Cold);
   const int64_t rows = b * s;
-  w.bytes = 4.0 * rows * n;
+  w.bytes = 2.0 * sizeof(T) * rows * n;
   w.sets = sets_for(w.bytes);
-  const auto tables = small_operand<bf16>(Cold, w.sets, 6 * n, 9, 0.1f);
-  const auto tembs = small_operand<bf16>(Cold, w.sets, b * 6 * n, 10, 0.1f);
+  const auto tables = small_operand<T>(Cold, w.sets, 6 * n, 9, 0.1f);
+  const auto tembs = small_operand<T>(Cold, w.sets, b * 6 * n, 10, 0.1f);
   auto mod = [=](int i, int chunk) {
     khub_kernels::ModSource m;
     m.table = tables[i] + chunk * n;
@@ -501,13 +509,13 @@ Workload adaln(int64_t b, int64_t s, int n) {
     m.stride_s = 0;
     return m;
   };
-  const auto xs = fills(w.sets, rows * n, 200);
-  const auto outs = fills(kGraphCalls, rows * n, 1);
-  w.outputs.push_back({outs[0], rows * n});
+  const auto xs = fills<T>(w.sets, rows * n, 200);
+  const auto outs = fills<T>(kGraphCalls, rows * n, 1);
+  w.outputs.push_back({outs[0], words<T>(rows * n)});
   const RowLayout xl{rows, s, s * n, n};
   auto args = [=](int i, int o) {
     khub_kernels::adaln::AdaLnArgs a;
-    a.dtype = khub_kernels::DType::BF16;
+    a.dtype = dtype_of<T>();
     a.x = xs[i];
     a.x_layout = xl;
     a.scale = mod(i, 1);
@@ -521,32 +529,43 @@ Workload adaln(int64_t b, int64_t s, int n) {
                             CHECK(khub_kernels::adaln::launch_adaln(args(i, o), true, g_stream));
                           }});
   add_copies(w);
-  using Op = khub_kernels::adaln::AdaLnOp<bf16, false, true>;
+  using Op = khub_kernels::adaln::AdaLnOp<T, false, true>;
   auto op = [=](int i, int o) {
     const auto a = args(i, o);
     return Op{xs[i], xl, nullptr, RowLayout{}, {}, a.scale, a.shift, outs[o], nullptr, n};
   };
   auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
   // Earlier sweeps (group sizes, fetch orders, L2 prefetch, a kernel without the Row state, the
-  // engine re-swept after unpack16): docs/gpu-measurements.md, versions 16 and 17.
-  add("engine G128 CH2 MinB12 (shipped config)", fast<Op, 128, 2, 12>(op, rows, n, 1e-6f));
-  // R rows of one sample a group, modulation fetched once for them (version 19).
+  // engine re-swept after unpack16): docs/gpu-measurements.md, versions 16 and 17. R rows of one
+  // sample a group (adaln_rows.cuh; "late": modulation fetched chunk by chunk at the stores):
+  // version 19, call 80.
   namespace ad = khub_kernels::adaln;
   auto rk = [&](const char* name, cudaError_t (*launch)(const ad::AdaLnArgs&, cudaStream_t)) {
+    if (launch(args(0, 0), g_stream) == cudaErrorInvalidValue) return;  // R does not divide s
     add(name, [=](int i, int o) { CHECK(launch(args(i, o), g_stream)); });
   };
-  rk("rows G128 CH2 R2 MinB6 late", ad::launch_rows<bf16, true, 128, 2, 2, 6, false>);
-  rk("rows G128 CH2 R2 MinB6 early", ad::launch_rows<bf16, true, 128, 2, 2, 6, true>);
-  rk("rows G128 CH2 R2 MinB8 early", ad::launch_rows<bf16, true, 128, 2, 2, 8, true>);
-  rk("rows G128 CH2 R2 MinB8 late", ad::launch_rows<bf16, true, 128, 2, 2, 8, false>);
-  rk("rows G128 CH2 R4 MinB4 early", ad::launch_rows<bf16, true, 128, 2, 4, 4, true>);
-  rk("rows G128 CH2 R4 MinB4 late", ad::launch_rows<bf16, true, 128, 2, 4, 4, false>);
-  rk("rows G256 CH1 R2 MinB3 early", ad::launch_rows<bf16, true, 256, 1, 2, 3, true>);
-  rk("rows G256 CH1 R2 MinB4 early", ad::launch_rows<bf16, true, 256, 1, 2, 4, true>);
-  rk("rows G256 CH1 R4 MinB2 early", ad::launch_rows<bf16, true, 256, 1, 4, 2, true>);
-  rk("rows G256 CH1 R4 MinB3 early", ad::launch_rows<bf16, true, 256, 1, 4, 3, true>);
-  rk("rows G64 CH4 R2 MinB12 early", ad::launch_rows<bf16, true, 64, 4, 2, 12, true>);
-  rk("rows G64 CH4 R2 MinB8 late", ad::launch_rows<bf16, true, 64, 4, 2, 8, false>);
+  constexpr int V = 16 / sizeof(T);
+  if (n == 256 * V) {  // 16-bit rows of 2048, fp32 rows of 1024
+    add("engine G128 CH2 (16-bit shipped before)", fast<Op, 128, 2, 12>(op, rows, n, 1e-6f));
+    rk("rows G128 CH2 R2 MinB8", ad::launch_rows<T, true, 128, 2, 2, 8>);
+    rk("rows G128 CH2 R2 MinB10", ad::launch_rows<T, true, 128, 2, 2, 10>);
+    rk("rows G128 CH2 R3 MinB5", ad::launch_rows<T, true, 128, 2, 3, 5>);
+    rk("rows G128 CH2 R4 MinB4", ad::launch_rows<T, true, 128, 2, 4, 4>);
+    rk("rows G128 CH2 R4 MinB5", ad::launch_rows<T, true, 128, 2, 4, 5>);
+    rk("rows G128 CH2 R2 MinB8, 2", ad::launch_rows<T, true, 128, 2, 2, 8>);
+  }
+  if (n == 512 * V) {  // fp32 rows of 2048, 16-bit rows of 4096
+    add("engine G256 CH2 MinB3", fast<Op, 256, 2, 3>(op, rows, n, 1e-6f));
+    rk("rows G256 CH2 R2 MinB3", ad::launch_rows<T, true, 256, 2, 2, 3>);
+    rk("rows G256 CH2 R2 MinB4", ad::launch_rows<T, true, 256, 2, 2, 4>);
+    rk("rows G128 CH4 R2 MinB4", ad::launch_rows<T, true, 128, 4, 2, 4>);
+    rk("rows G256 CH2 R4 MinB2", ad::launch_rows<T, true, 256, 2, 4, 2>);
+  }
+  if (n == 384 * V) {  // 16-bit rows of 3072
+    add("engine G128 CH3 MinB6", fast<Op, 128, 3, 6>(op, rows, n, 1e-6f));
+    rk("rows G128 CH3 R2 MinB4", ad::launch_rows<T, true, 128, 3, 2, 4>);
+    rk("rows G128 CH3 R2 MinB6", ad::launch_rows<T, true, 128, 3, 2, 6>);
+  }
   return w;
 }
 
@@ -584,7 +603,7 @@ Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
         v[i] = v[0];
         continue;
       }
-      CHECK(cudaMalloc(&v[i], host.size() * sizeof(E)));
+      CHECK(dev_alloc(&v[i], host.size() * sizeof(E)));
       CHECK(cudaMemcpy(v[i], host.data(), host.size() * sizeof(E), cudaMemcpyHostToDevice));
     }
     return v;
@@ -752,8 +771,16 @@ int main(int argc, char** argv) {
       [] { return rms<bf16, true>(5376, 2048, "[2,2688,2048]"); },
       [] { return adaln(2, 2688, 2048); },
       [] { return adaln(2, 8064, 2048); },
-      [] { return adaln<true>(2, 2688, 2048); },
-      [] { return adaln<true>(2, 8064, 2048); },
+      [] { return adaln<bf16, true>(2, 2688, 2048); },
+      [] { return adaln<bf16, true>(2, 8064, 2048); },
+      [] { return adaln(1, 256, 2048); },
+      [] { return adaln(1, 1024, 2048); },
+      [] { return adaln(2, 1024, 2048); },
+      [] { return adaln<__half>(2, 2688, 2048); },
+      [] { return adaln<float>(2, 2688, 2048); },
+      [] { return adaln<float>(2, 8064, 2048); },
+      [] { return adaln(1, 4096, 4096); },
+      [] { return adaln(1, 4096, 3072); },
       [] { return rope_table<false>(2, 7, 16, 24); },
       [] { return rope_table<true>(2, 7, 16, 24); },
       [] { return rope_table<true, true>(2, 7, 16, 24); },
@@ -791,7 +818,8 @@ int main(int argc, char** argv) {
     CHECK(cudaDeviceSynchronize());
     run(w, filter);
     CHECK(cudaDeviceSynchronize());
-    // Buffers are left to process exit: the largest workloads stay well inside 141 GB together.
+    for (void* p : g_allocs) CHECK(cudaFree(p));
+    g_allocs.clear();
   }
   FILE* f = std::fopen(json.c_str(), "w");
   if (f) {

@@ -91,11 +91,12 @@ struct RmsNormOp {
 };
 
 // Stores one 16-byte chunk x of a normalised row: (x * r, rounded to T first when RoundFirst) * w,
-// wv the matching chunk of the weight in fp32. The two dedicated kernels' store.
+// w the matching chunk of the weight. The two dedicated kernels' store.
 template <typename T, bool RoundFirst, bool StreamStore>
-__device__ __forceinline__ void store_chunk(T* out, const uint4& x, const float (&wv)[16 / sizeof(T)], float r) {
+__device__ __forceinline__ void store_chunk(T* out, const uint4& x, const T* w, float r) {
   constexpr int V = 16 / sizeof(T);
-  float xv[V], y[V];
+  float wv[V], xv[V], y[V];
+  cuda::load_vec<T, V>(w, wv);
   cuda::unpack16<T>(x, xv);
 #pragma unroll
   for (int i = 0; i < V; ++i) {
@@ -103,13 +104,6 @@ __device__ __forceinline__ void store_chunk(T* out, const uint4& x, const float 
     y[i] = (RoundFirst ? cuda::round_to<T>(v) : v) * wv[i];
   }
   cuda::store_vec<T, V, StreamStore>(out, y);
-}
-
-template <typename T, bool RoundFirst, bool StreamStore>
-__device__ __forceinline__ void store_chunk(T* out, const uint4& x, const T* w, float r) {
-  float wv[16 / sizeof(T)];
-  cuda::load_vec<T, 16 / sizeof(T)>(w, wv);
-  store_chunk<T, RoundFirst, StreamStore>(out, x, wv, r);
 }
 
 // How the two-pass kernel below reads its row. Stream: both reads streaming (no L1 allocation; the
@@ -188,60 +182,46 @@ cudaError_t launch_reload(const T* x, const RowLayout& xl, const T* w, T* out, i
 // the row stays packed in registers across the reduction. The row engine's schedule without its
 // Row state and run-time weight and rounding branches, and with 32-bit offsets within the row:
 // q/k heads [1,8192,32,128] 36.6 -> 36.0 us, [2,8064,2048] 36.2 -> 35.6, [1,8192,4096]
-// 37.4 -> 36.3, [1,2048,4096] 12.9 -> 11.9 (docs/gpu-measurements.md, version 17). R > 1: R
-// consecutive rows of one outer block a group, sharing each weight chunk's load (version 19).
-template <typename T, int G, int CH, int MinBlocks, bool RoundFirst, int R>
+// 37.4 -> 36.3, [1,2048,4096] 12.9 -> 11.9 (docs/gpu-measurements.md, version 17).
+template <typename T, int G, int CH, int MinBlocks, bool RoundFirst>
 __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     rms_norm_keep_kernel(const T* __restrict__ x, RowLayout xl, const T* __restrict__ w, T* __restrict__ out,
                          int64_t rows, float eps) {
   constexpr int V = 16 / sizeof(T), N = G * CH * V;
   constexpr int RPB = cuda::row_threads<G>() / G;
   cuda::wait_for_previous_grid();
-  __shared__ float scratch[G > 32 ? R * (G / 32) : 1];
+  __shared__ float scratch[G > 32 ? G / 32 : 1];
   const int lane = threadIdx.x % G;
-  const int64_t row = (static_cast<int64_t>(blockIdx.x) * RPB + threadIdx.x / G) * R;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * RPB + threadIdx.x / G;
   const bool active = row < rows;
   const T* xr = (active ? x + cuda::row_offset(xl, row) : x) + lane * V;
-  cuda::Pack16<T> pk[R][CH];
-  float ss[R] = {};
+  cuda::Pack16<T> pk[CH];
+  float ss = 0.f;
   if (active) {
 #pragma unroll
-    for (int j = 0; j < R; ++j)
-#pragma unroll
-      for (int c = 0; c < CH; ++c) pk[j][c].u = cuda::ldg_stream(xr + j * xl.stride_inner + c * G * V);
-#pragma unroll
-    for (int j = 0; j < R; ++j) cuda::add_squares<G>(pk[j], lane, N, ss[j]);
+    for (int c = 0; c < CH; ++c) pk[c].u = cuda::ldg_stream(xr + c * G * V);
+    cuda::add_squares<G>(pk, lane, N, ss);
   }
-  cuda::group_sum<G, R>(ss, scratch);
+  ss = cuda::group_sum<G>(ss, scratch);
   if (!active) return;
-  float r[R];
-#pragma unroll
-  for (int j = 0; j < R; ++j) r[j] = rsqrtf(ss[j] / static_cast<float>(N) + eps);
+  const float r = rsqrtf(ss / static_cast<float>(N) + eps);
   T* o = out + row * N + lane * V;
 #pragma unroll
-  for (int j = 0; j < R; ++j)
+  for (int c = 0; c < CH; ++c) cuda::keep_packed(pk[c].u);
 #pragma unroll
-    for (int c = 0; c < CH; ++c) cuda::keep_packed(pk[j][c].u);
-#pragma unroll
-  for (int c = 0; c < CH; ++c) {
-    float wv[V];
-    cuda::load_vec<T, V>(w + c * G * V + lane * V, wv);
-#pragma unroll
-    for (int j = 0; j < R; ++j) store_chunk<T, RoundFirst, true>(o + j * N + c * G * V, pk[j][c].u, wv, r[j]);
-  }
+  for (int c = 0; c < CH; ++c) store_chunk<T, RoundFirst, true>(o + c * G * V, pk[c].u, w + c * G * V + lane * V, r);
 }
 
-// Returns cudaErrorInvalidValue unless n == G * CH * (16 / sizeof(T)) and (R > 1) the rows' outer
-// blocks hold whole groups of R.
-template <typename T, int G, int CH, int MinBlocks, int R = 1>
+// Returns cudaErrorInvalidValue unless n == G * CH * (16 / sizeof(T)).
+template <typename T, int G, int CH, int MinBlocks>
 cudaError_t launch_keep(const T* x, const RowLayout& xl, const T* w, T* out, int n, float eps, bool round_first,
                         cudaStream_t stream) {
-  if (n != G * CH * (16 / static_cast<int>(sizeof(T))) || xl.inner % R != 0) return cudaErrorInvalidValue;
+  if (n != G * CH * (16 / static_cast<int>(sizeof(T)))) return cudaErrorInvalidValue;
   if (round_first)
-    return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, true, R>, xl.rows / R, stream, x, xl, w,
-                                  out, xl.rows, eps);
-  return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, false, R>, xl.rows / R, stream, x, xl, w,
-                                out, xl.rows, eps);
+    return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, true>, xl.rows, stream, x, xl, w, out,
+                                  xl.rows, eps);
+  return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, false>, xl.rows, stream, x, xl, w, out,
+                                xl.rows, eps);
 }
 
 }  // namespace khub_kernels::rmsnorm
