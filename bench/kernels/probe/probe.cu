@@ -547,12 +547,14 @@ Workload adaln(int64_t b, int64_t s, int n) {
   constexpr int V = 16 / sizeof(T);
   if (n == 256 * V) {  // 16-bit rows of 2048, fp32 rows of 1024
     add("engine G128 CH2 (16-bit shipped before)", fast<Op, 128, 2, 12>(op, rows, n, 1e-6f));
-    rk("rows G128 CH2 R2 MinB8", ad::launch_rows<T, true, 128, 2, 2, 8>);
-    rk("rows G128 CH2 R2 MinB10", ad::launch_rows<T, true, 128, 2, 2, 10>);
-    rk("rows G128 CH2 R3 MinB5", ad::launch_rows<T, true, 128, 2, 3, 5>);
-    rk("rows G128 CH2 R4 MinB4", ad::launch_rows<T, true, 128, 2, 4, 4>);
-    rk("rows G128 CH2 R4 MinB5", ad::launch_rows<T, true, 128, 2, 4, 5>);
-    rk("rows G128 CH2 R2 MinB8, 2", ad::launch_rows<T, true, 128, 2, 2, 8>);
+    // Row and modulation loads bypassing L1 ("stream", shipped for rows of 2048 from 8192 rows) or
+    // kept there ("L1 keep", shipped below); the other L1 policies: version 19, calls 84-85.
+    rk("rows G128 CH2 R2 MinB8 stream", ad::launch_rows<T, true, 128, 2, 2, 8>);
+    rk("rows G128 CH2 R2 MinB8 L1 keep", ad::launch_rows<T, true, 128, 2, 2, 8, true>);
+    rk("rows G128 CH2 R3 MinB5 stream", ad::launch_rows<T, true, 128, 2, 3, 5>);
+    rk("rows G128 CH2 R4 MinB4 stream", ad::launch_rows<T, true, 128, 2, 4, 4>);
+    rk("rows G128 CH2 R4 MinB4 L1 keep", ad::launch_rows<T, true, 128, 2, 4, 4, true>);
+    rk("rows G128 CH2 R2 MinB8 L1 keep, 2", ad::launch_rows<T, true, 128, 2, 2, 8, true>);
   }
   if (n == 512 * V) {  // fp32 rows of 2048, 16-bit rows of 4096
     add("engine G256 CH2 MinB3", fast<Op, 256, 2, 3>(op, rows, n, 1e-6f));

@@ -10,6 +10,7 @@ namespace {
 // measured faster than the row engine on the H200 (docs/gpu-measurements.md, version 19): no gated
 // residual, a modulation per sample (or shared), an even number of rows a sample, 16-bit rows of
 // 2048, 3072 or 4096 and fp32 rows of 2048. [2,2688,2048] bf16 15.2 / 12.5 -> 13.9 / 11.5 us,
+// and 13.7-14.3 / 10.1 with the rows read into L1 (L1Keep: 16-bit rows of 2048 below 8192 rows),
 // [2,8064,2048] 37.8 -> 35.9 (four rows a group), fp32 [2,2688,2048] 27.2 -> 25.6, [2,1024,2048]
 // 9.4 -> 8.3, [1,4096,4096] 22.4 -> 20.7. The groups keep the engine's thread layout, so the
 // outputs are the engine's bit for bit. Returns false where it does not apply.
@@ -21,7 +22,7 @@ bool run_rows(const AdaLnArgs& a, bool vector_ok, cudaStream_t stream, cudaError
     switch (a.n) {
       case 2048:
         err = a.x_layout.rows >= 8192 && s % 4 == 0 ? launch_rows<T, Table, 128, 2, 4, 4>(a, stream)
-                                                     : launch_rows<T, Table, 128, 2, 2, 8>(a, stream);
+                                                     : launch_rows<T, Table, 128, 2, 2, 8, true>(a, stream);
         return true;
       case 3072: err = launch_rows<T, Table, 128, 3, 2, 6>(a, stream); return true;
       case 4096: err = launch_rows<T, Table, 256, 2, 2, 3>(a, stream); return true;

@@ -7,12 +7,22 @@
 
 namespace khub_kernels::adaln {
 
+// One 16-byte modulation chunk (base + table, rounded to T), kept in L1 with evict_last priority.
+template <typename T, bool Table, int V>
+__device__ __forceinline__ void load_mod_keep(const ModRow<T, Table>& m, int idx, ModVals<T, V>& out) {
+  uint4 v = cuda::ldg_l1<true, false>(m.base + idx);
+  if constexpr (Table) v = cuda::add_rounded<T>(v, cuda::ldg_l1<true, false>(m.table + idx));
+  *reinterpret_cast<uint4*>(out.t) = v;
+}
+
 // Rows of exactly G x CH 16-byte chunks; R consecutive rows a G-thread group, all within one
 // sample (the launcher checks inner % R == 0) and with a modulation that does not vary along s.
 // Every row's x and the group's modulation are loaded before the reduction, so the modulation's
 // L2 round trip overlaps the row's DRAM one: fetching it chunk by chunk at the stores, as the
-// engine does, was 0.4-1.4 us slower (version 19).
-template <typename T, bool Table, int G, int CH, int R, int MinBlocks>
+// engine does, was 0.4-1.4 us slower (version 19). L1Keep: x and the modulation are read into L1
+// with evict_last priority instead of x bypassing L1 (graph replay of [2,2688,2048] 11.5 -> 10.1 us,
+// cold within noise; larger rows lost 0.4-0.9 us cold; version 19).
+template <typename T, bool Table, int G, int CH, int R, int MinBlocks, bool L1Keep>
 __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     adaln_rows_kernel(const T* __restrict__ x, RowLayout xl, ModSource scale, ModSource shift, T* __restrict__ out,
                       int64_t rows, float eps) {
@@ -33,11 +43,20 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
 #pragma unroll
     for (int j = 0; j < R; ++j)
 #pragma unroll
-      for (int c = 0; c < CH; ++c) pk[j][c].u = cuda::ldg_stream(xr + j * xl.stride_inner + c * G * V);
+      for (int c = 0; c < CH; ++c) {
+        const T* p = xr + j * xl.stride_inner + c * G * V;
+        pk[j][c].u = L1Keep ? cuda::ldg_l1<true, false>(p) : cuda::ldg_stream(p);
+      }
 #pragma unroll
     for (int c = 0; c < CH; ++c) {
-      sc.template load<V>((c * G + lane) * V, msc[c]);
-      sh.template load<V>((c * G + lane) * V, msh[c]);
+      const int idx = (c * G + lane) * V;
+      if constexpr (L1Keep) {
+        load_mod_keep<T, Table>(sc, idx, msc[c]);
+        load_mod_keep<T, Table>(sh, idx, msh[c]);
+      } else {
+        sc.template load<V>(idx, msc[c]);
+        sh.template load<V>(idx, msh[c]);
+      }
     }
 #pragma unroll
     for (int j = 0; j < R; ++j) cuda::add_squares<G>(pk[j], lane, N, ss[j]);
@@ -78,11 +97,11 @@ bool rows_kernel_applies(const AdaLnArgs& a) {
          a.n == G * CH * static_cast<int64_t>(16 / sizeof(T));
 }
 
-template <typename T, bool Table, int G, int CH, int R, int MinBlocks>
+template <typename T, bool Table, int G, int CH, int R, int MinBlocks, bool L1Keep = false>
 cudaError_t launch_rows(const AdaLnArgs& a, cudaStream_t stream) {
   if (!rows_kernel_applies<T, G, CH, R>(a)) return cudaErrorInvalidValue;
   const int64_t rows = a.x_layout.rows;
-  return cuda::launch_groups<G>(adaln_rows_kernel<T, Table, G, CH, R, MinBlocks>, rows / R, stream,
+  return cuda::launch_groups<G>(adaln_rows_kernel<T, Table, G, CH, R, MinBlocks, L1Keep>, rows / R, stream,
                                 static_cast<const T*>(a.x), a.x_layout, a.scale, a.shift, static_cast<T*>(a.out),
                                 rows, a.eps);
 }
