@@ -6,13 +6,14 @@ namespace khub_kernels::rmsnorm {
 namespace {
 
 // The dedicated kernels (rmsnorm.cuh) where they were measured faster than the row engine on the
-// H200 (docs/gpu-measurements.md, versions 16 to 18): no residual, a T weight, at least 2048 rows
-// (any number of 16-bit rows of 2048 or 4096), and the row sizes measured. The one-pass keep kernel, except:
-// 16-bit rows of 2048 between 16 and 32 MiB take the two-pass kernel reading the row again from L1
-// ([2,2688,2048] 14.7 / 10.0 us cold / graph against the keep kernel's 14.0 / 11.5 and the engine's
-// 14.9 / 12.0), fp32 rows of 3072 the two-pass kernel with L1 / L2 eviction priorities
-// ([4,4096,3072] graph 96.3 -> 95.7 us, cold unchanged in kernels_bench). Returns false where none
-// applies.
+// H200 (docs/gpu-measurements.md, versions 16 to 19): no residual, a T weight, at least 2048 rows
+// (any number of 16-bit rows of 2048 or 4096), and the row sizes measured. The one-pass keep
+// kernel, except fp32 rows of 3072, which take the two-pass kernel with L1 / L2 eviction priorities
+// ([4,4096,3072] graph 96.3 -> 95.7 us, cold unchanged in kernels_bench). 16-bit rows of 2048
+// between 16 and 32 MiB read x into L1 (evict_last): in graph replay the input comes from L2, and
+// reads that allocate in L1 serve it faster ([2,2688,2048] 13.98 / 9.69 us cold / graph, against
+// the two-pass kernel's 14.2-14.4 / 9.8 and the keep kernel bypassing L1's 14.0-14.3 / 11.5;
+// version 19). Returns false where none applies.
 constexpr int64_t kDedicatedMinRows = 2048;
 constexpr double kMiB = 1 << 20;
 

@@ -182,7 +182,9 @@ cudaError_t launch_reload(const T* x, const RowLayout& xl, const T* w, T* out, i
 // the row stays packed in registers across the reduction. The row engine's schedule without its
 // Row state and run-time weight and rounding branches, and with 32-bit offsets within the row:
 // q/k heads [1,8192,32,128] 36.6 -> 36.0 us, [2,8064,2048] 36.2 -> 35.6, [1,8192,4096]
-// 37.4 -> 36.3, [1,2048,4096] 12.9 -> 11.9 (docs/gpu-measurements.md, version 17).
+// 37.4 -> 36.3, [1,2048,4096] 12.9 -> 11.9 (docs/gpu-measurements.md, version 17). Read: Stream
+// (bypassing L1) or L1Keep (allocated in L1 evict_last, which serves an input coming from L2
+// faster: [2,2688,2048] graph 11.5 -> 9.7 us; version 19).
 template <typename T, int G, int CH, int MinBlocks, bool RoundFirst, RowRead Read = RowRead::Stream>
 __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     rms_norm_keep_kernel(const T* __restrict__ x, RowLayout xl, const T* __restrict__ w, T* __restrict__ out,
