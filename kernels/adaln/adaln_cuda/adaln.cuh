@@ -26,16 +26,24 @@ __device__ __forceinline__ void mod_floats(const ModVals<T, V>& m, float (&v)[V]
 // tensors rounds it (the CPU implementation does the same). Kept in T between the fetch and the
 // store: 8 registers a chunk instead of 16 for scale and shift in fp32, and one packed add per
 // pair; AdaLN [2,8064,2048] 40.1 -> 38.2 us (docs/gpu-measurements.md, version 15).
+// KeepInL1 (16-byte path): the loads allocate in L1 with evict_last priority, beside rows read the
+// same way (adaln_rows.cuh).
 template <typename T, bool Table>
 struct ModRow {
   const T* table;
   const T* base;
 
-  template <int V>
+  template <bool KeepInL1>
+  static __device__ __forceinline__ uint4 load16(const T* p) {
+    if constexpr (KeepInL1) return cuda::ldg_l1<true, false>(p);
+    else return __ldg(reinterpret_cast<const uint4*>(p));
+  }
+
+  template <int V, bool KeepInL1 = false>
   __device__ __forceinline__ void load(int idx, ModVals<T, V>& out) const {
     if constexpr (V * sizeof(T) == 16) {
-      uint4 v = __ldg(reinterpret_cast<const uint4*>(base + idx));
-      if constexpr (Table) v = cuda::add_rounded<T>(v, __ldg(reinterpret_cast<const uint4*>(table + idx)));
+      uint4 v = load16<KeepInL1>(base + idx);
+      if constexpr (Table) v = cuda::add_rounded<T>(v, load16<KeepInL1>(table + idx));
       static_assert(sizeof(out) == sizeof(v));
       *reinterpret_cast<uint4*>(out.t) = v;
     } else {

@@ -7,14 +7,6 @@
 
 namespace khub_kernels::adaln {
 
-// One 16-byte modulation chunk (base + table, rounded to T), kept in L1 with evict_last priority.
-template <typename T, bool Table, int V>
-__device__ __forceinline__ void load_mod_keep(const ModRow<T, Table>& m, int idx, ModVals<T, V>& out) {
-  uint4 v = cuda::ldg_l1<true, false>(m.base + idx);
-  if constexpr (Table) v = cuda::add_rounded<T>(v, cuda::ldg_l1<true, false>(m.table + idx));
-  *reinterpret_cast<uint4*>(out.t) = v;
-}
-
 // Rows of exactly G x CH 16-byte chunks; R consecutive rows a G-thread group, all within one
 // sample (the launcher checks inner % R == 0) and with a modulation that does not vary along s.
 // Every row's x and the group's modulation are loaded before the reduction, so the modulation's
@@ -49,14 +41,8 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
       }
 #pragma unroll
     for (int c = 0; c < CH; ++c) {
-      const int idx = (c * G + lane) * V;
-      if constexpr (L1Keep) {
-        load_mod_keep<T, Table>(sc, idx, msc[c]);
-        load_mod_keep<T, Table>(sh, idx, msh[c]);
-      } else {
-        sc.template load<V>(idx, msc[c]);
-        sh.template load<V>(idx, msh[c]);
-      }
+      sc.template load<V, L1Keep>((c * G + lane) * V, msc[c]);
+      sh.template load<V, L1Keep>((c * G + lane) * V, msh[c]);
     }
 #pragma unroll
     for (int j = 0; j < R; ++j) cuda::add_squares<G>(pk[j], lane, N, ss[j]);
