@@ -678,6 +678,8 @@ Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
     token_stream("token T weight G256 CH1 MinB8", r3::launch_rope_token<256, 1, 8, true, OpS>);
     token_stream("token T weight G64 CH4 MinB12", r3::launch_rope_token<64, 4, 12, true, OpS>);
     token_stream("token T weight G128 CH2 MinB8, 2", r3::launch_rope_token<128, 2, 8, true, OpS>);
+    // q and k loads allocating in L1 (version 19; not yet run).
+    token_stream("token T weight G128 CH2 MinB8 L1 keep", r3::launch_rope_token<128, 2, 8, true, OpS, true>);
   } else {
     // The shipped kernel takes one group per token (q and k together, trig fetched once).
     auto token = [&](const char* name, auto launch) {
@@ -687,17 +689,19 @@ Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
     token("token G128 CH2 MinB10", r3::launch_rope_token<128, 2, 10, false, Op>);
     token("token G128 CH2 MinB16", r3::launch_rope_token<128, 2, 16, false, Op>);
     token("token G256 CH1 MinB6", r3::launch_rope_token<256, 1, 6, false, Op>);
+    token("token G256 CH1 MinB8 L1 keep", r3::launch_rope_token<256, 1, 8, false, Op, true>);
+    token("token G256 CH1 MinB6 L1 keep", r3::launch_rope_token<256, 1, 6, false, Op, true>);
   }
   return w;
 }
 
 // ---- GEGLU / GELU-tanh ----------------------------------------------------------------------------
 // The shipped GEGLU kernel at another unroll (vectors per thread) and block size.
-template <typename T, int U, khub_kernels::geglu::Act A, bool Gated, bool TileX>
+template <typename T, int U, khub_kernels::geglu::Act A, bool Gated, bool TileX, bool L1Keep = false>
 cudaError_t geglu_direct(const khub_kernels::geglu::GegluArgs& a, int threads, cudaStream_t stream) {
   constexpr int V = 16 / sizeof(T);
   const unsigned rows = unsigned(a.x_layout.rows), tiles = unsigned(((a.n + V - 1) / V + threads * U - 1) / (threads * U));
-  return kc::launch(khub_kernels::geglu::geglu_kernel<T, V, U, A, Gated, TileX>,
+  return kc::launch(khub_kernels::geglu::geglu_kernel<T, V, U, A, Gated, TileX, L1Keep>,
                     TileX ? dim3(tiles, rows) : dim3(rows, tiles), dim3(threads), stream, static_cast<const T*>(a.x),
                     a.x_layout, static_cast<T*>(a.out), a.n);
 }
@@ -735,6 +739,9 @@ Workload geglu(int64_t b, int64_t s, int64_t n) {
   direct("U1 rows in x", geglu_direct<T, 1, A, Gated, false>, 128);
   direct("U2 tiles in x", geglu_direct<T, 2, A, Gated, true>, 128);
   direct("U2 rows in x", geglu_direct<T, 2, A, Gated, false>, 128);
+  // Loads allocating in L1 (version 19's graph-replay gain for inputs that come from L2; not yet run).
+  direct("U1 tiles in x, L1 keep", geglu_direct<T, 1, A, Gated, true, true>, 128);
+  direct("U2 tiles in x, L1 keep", geglu_direct<T, 2, A, Gated, true, true>, 128);
   return w;
 }
 

@@ -38,8 +38,10 @@ __device__ __forceinline__ float gelu(float g) {
 // issued before the math. TileX: grid (tiles, rows), so blocks scheduled together stream through
 // consecutive memory, the faster order on the H200 (geglu.cu); otherwise (rows, tiles), for more
 // than 65535 rows. Both read their coordinates straight from blockIdx: a 1D grid that divided the
-// block number cost GEGLU 2-3 % (docs/gpu-measurements.md, version 15).
-template <typename T, int V, int U, Act A, bool Gated, bool TileX>
+// block number cost GEGLU 2-3 % (docs/gpu-measurements.md, version 15). L1Keep: the 16-byte loads
+// allocate in L1 (evict_last) instead of bypassing it, for inputs that come from L2 (a probe
+// option; docs/gpu-measurements.md, version 19).
+template <typename T, int V, int U, Act A, bool Gated, bool TileX, bool L1Keep = false>
 __global__ void __launch_bounds__(128) geglu_kernel(const T* __restrict__ x, RowLayout xl, T* __restrict__ out,
                                                     int64_t n) {
   cuda::wait_for_previous_grid();
@@ -54,8 +56,8 @@ __global__ void __launch_bounds__(128) geglu_kernel(const T* __restrict__ x, Row
     if (col[u] < n) {
       if constexpr (V * sizeof(T) == 16) {
         cuda::Pack16<T> ph, pg;
-        ph.u = cuda::ldg_stream(xr + col[u]);
-        if constexpr (Gated) pg.u = cuda::ldg_stream(xr + n + col[u]);
+        ph.u = L1Keep ? cuda::ldg_l1<true, false>(xr + col[u]) : cuda::ldg_stream(xr + col[u]);
+        if constexpr (Gated) pg.u = L1Keep ? cuda::ldg_l1<true, false>(xr + n + col[u]) : cuda::ldg_stream(xr + n + col[u]);
         cuda::unpack16<T>(ph.u, h[u]);
         if constexpr (Gated) cuda::unpack16<T>(pg.u, g[u]);
       } else {

@@ -211,7 +211,9 @@ struct RopeRowOp {
 // group per row this halves the trig gathers and their registers and the barriers per row.
 // TWeight (norm only): q and k weights in T, stored without the run-time branches on the weight's
 // kind (the fused kernel is issue-bound: ncu, version 16). Op is RopeRowOp<T, Norm, Table, Stream>.
-template <typename Op, int G, int CH, int MinBlocks, bool TWeight>
+// L1Keep: q and k loads allocate in L1 (evict_last) instead of bypassing it (a probe option;
+// version 19).
+template <typename Op, int G, int CH, int MinBlocks, bool TWeight, bool L1Keep = false>
 __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     rope_token_kernel(const Op op, int64_t tokens, int n, float eps) {
   using T = typename Op::T;
@@ -235,7 +237,10 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     for (int j = 0; j < 2; ++j)
 #pragma unroll
       for (int c = 0; c < CH; ++c)
-        if ((c * G + lane) * V < n) pk[j][c].u = cuda::ldg_stream(rows[j].x + (c * G + lane) * V);
+        if ((c * G + lane) * V < n) {
+          const T* p = rows[j].x + (c * G + lane) * V;
+          pk[j][c].u = L1Keep ? cuda::ldg_l1<true, false>(p) : cuda::ldg_stream(p);
+        }
 #pragma unroll
     for (int c = 0; c < CH; ++c)
       if ((c * G + lane) * V < n) rows[0].template fetch<V>((c * G + lane) * V, pre[c]);
@@ -274,10 +279,10 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
 }
 
 // `tokens` rows of q (and of k). TWeight requires both weights in T.
-template <int G, int CH, int MinBlocks, bool TWeight, typename Op>
+template <int G, int CH, int MinBlocks, bool TWeight, typename Op, bool L1Keep = false>
 cudaError_t launch_rope_token(const Op& op, int64_t tokens, int n, float eps, cudaStream_t stream) {
-  return cuda::launch_groups<G>(rope_token_kernel<Op, G, CH, MinBlocks, TWeight>, tokens, stream, op, tokens, n,
-                                eps);
+  return cuda::launch_groups<G>(rope_token_kernel<Op, G, CH, MinBlocks, TWeight, L1Keep>, tokens, stream, op, tokens,
+                                n, eps);
 }
 
 }  // namespace khub_kernels::rope3d
