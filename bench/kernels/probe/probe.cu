@@ -432,9 +432,9 @@ Workload rms(int64_t rows, int n, std::string shape) {
         dedicated("reload G128 CH2 MinB16", rn::launch_reload<T, 128, 2, 16>);
         dedicated("keep G128 CH2 MinB16", rn::launch_keep<T, 128, 2, 16>);
         dedicated("reload L1 G128 CH2 MinB16", rn::launch_reload<T, 128, 2, 16, RR::L1Keep>);
-        dedicated("keep L1 G128 CH2 MinB16", rn::launch_keep<T, 128, 2, 16, RR::L1Keep>);
-        dedicated("keep L1 G128 CH2 MinB12", rn::launch_keep<T, 128, 2, 12, RR::L1Keep>);
-        dedicated("keep L1 G256 CH1 MinB8", rn::launch_keep<T, 256, 1, 8, RR::L1Keep>);
+        dedicated("keep L1 G128 CH2 MinB16", rn::launch_keep<T, 128, 2, 16, true>);
+        dedicated("keep L1 G128 CH2 MinB12", rn::launch_keep<T, 128, 2, 12, true>);
+        dedicated("keep L1 G256 CH1 MinB8", rn::launch_keep<T, 256, 1, 8, true>);
         dedicated("keep G128 CH2 MinB12, 2", rn::launch_keep<T, 128, 2, 12>);
         dedicated("reload G128 CH2 MinB16, 2", rn::launch_reload<T, 128, 2, 16>);
       }

@@ -36,8 +36,7 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     for (int j = 0; j < R; ++j)
 #pragma unroll
       for (int c = 0; c < CH; ++c) {
-        const T* p = xr + j * xl.stride_inner + c * G * V;
-        pk[j][c].u = L1Keep ? cuda::ldg_l1<true, false>(p) : cuda::ldg_stream(p);
+        pk[j][c].u = cuda::ldg_row<L1Keep>(xr + j * xl.stride_inner + c * G * V);
       }
 #pragma unroll
     for (int c = 0; c < CH; ++c) {

@@ -56,8 +56,8 @@ __global__ void __launch_bounds__(128) geglu_kernel(const T* __restrict__ x, Row
     if (col[u] < n) {
       if constexpr (V * sizeof(T) == 16) {
         cuda::Pack16<T> ph, pg;
-        ph.u = L1Keep ? cuda::ldg_l1<true, false>(xr + col[u]) : cuda::ldg_stream(xr + col[u]);
-        if constexpr (Gated) pg.u = L1Keep ? cuda::ldg_l1<true, false>(xr + n + col[u]) : cuda::ldg_stream(xr + n + col[u]);
+        ph.u = cuda::ldg_row<L1Keep>(xr + col[u]);
+        if constexpr (Gated) pg.u = cuda::ldg_row<L1Keep>(xr + n + col[u]);
         cuda::unpack16<T>(ph.u, h[u]);
         if constexpr (Gated) cuda::unpack16<T>(pg.u, g[u]);
       } else {

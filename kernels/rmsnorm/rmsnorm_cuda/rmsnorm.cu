@@ -53,7 +53,7 @@ bool run_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cu
         return true;
       case 2048:
         if (bytes <= 16 * kMiB) err = launch_keep<T, 128, 2, 16>(x, xl, w, out, n, a.eps, rf, stream);
-        else if (bytes <= 32 * kMiB) err = launch_keep<T, 128, 2, 16, RowRead::L1Keep>(x, xl, w, out, n, a.eps, rf, stream);
+        else if (bytes <= 32 * kMiB) err = launch_keep<T, 128, 2, 16, true>(x, xl, w, out, n, a.eps, rf, stream);
         else err = launch_keep<T, 128, 2, 12>(x, xl, w, out, n, a.eps, rf, stream);
         return true;
       case 3072: err = launch_keep<T, 128, 3, 8>(x, xl, w, out, n, a.eps, rf, stream); return true;

@@ -182,10 +182,9 @@ cudaError_t launch_reload(const T* x, const RowLayout& xl, const T* w, T* out, i
 // the row stays packed in registers across the reduction. The row engine's schedule without its
 // Row state and run-time weight and rounding branches, and with 32-bit offsets within the row:
 // q/k heads [1,8192,32,128] 36.6 -> 36.0 us, [2,8064,2048] 36.2 -> 35.6, [1,8192,4096]
-// 37.4 -> 36.3, [1,2048,4096] 12.9 -> 11.9 (docs/gpu-measurements.md, version 17). Read: Stream
-// (bypassing L1) or L1Keep (allocated in L1 evict_last, which serves an input coming from L2
-// faster: [2,2688,2048] graph 11.5 -> 9.7 us; version 19).
-template <typename T, int G, int CH, int MinBlocks, bool RoundFirst, RowRead Read = RowRead::Stream>
+// 37.4 -> 36.3, [1,2048,4096] 12.9 -> 11.9 (docs/gpu-measurements.md, version 17). L1Keep: the row
+// is read into L1 (cuda::ldg_row).
+template <typename T, int G, int CH, int MinBlocks, bool RoundFirst, bool L1Keep = false>
 __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     rms_norm_keep_kernel(const T* __restrict__ x, RowLayout xl, const T* __restrict__ w, T* __restrict__ out,
                          int64_t rows, float eps) {
@@ -201,10 +200,7 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
   float ss = 0.f;
   if (active) {
 #pragma unroll
-    for (int c = 0; c < CH; ++c) {
-      if constexpr (Read == RowRead::L1Keep) pk[c].u = cuda::ldg_l1<true, false>(xr + c * G * V);
-      else pk[c].u = cuda::ldg_stream(xr + c * G * V);
-    }
+    for (int c = 0; c < CH; ++c) pk[c].u = cuda::ldg_row<L1Keep>(xr + c * G * V);
     cuda::add_squares<G>(pk, lane, N, ss);
   }
   ss = cuda::group_sum<G>(ss, scratch);
@@ -218,14 +214,14 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
 }
 
 // Returns cudaErrorInvalidValue unless n == G * CH * (16 / sizeof(T)).
-template <typename T, int G, int CH, int MinBlocks, RowRead Read = RowRead::Stream>
+template <typename T, int G, int CH, int MinBlocks, bool L1Keep = false>
 cudaError_t launch_keep(const T* x, const RowLayout& xl, const T* w, T* out, int n, float eps, bool round_first,
                         cudaStream_t stream) {
   if (n != G * CH * (16 / static_cast<int>(sizeof(T)))) return cudaErrorInvalidValue;
   if (round_first)
-    return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, true, Read>, xl.rows, stream, x, xl, w, out,
+    return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, true, L1Keep>, xl.rows, stream, x, xl, w, out,
                                   xl.rows, eps);
-  return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, false, Read>, xl.rows, stream, x, xl, w, out,
+  return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, false, L1Keep>, xl.rows, stream, x, xl, w, out,
                                 xl.rows, eps);
 }
 

@@ -237,10 +237,7 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     for (int j = 0; j < 2; ++j)
 #pragma unroll
       for (int c = 0; c < CH; ++c)
-        if ((c * G + lane) * V < n) {
-          const T* p = rows[j].x + (c * G + lane) * V;
-          pk[j][c].u = L1Keep ? cuda::ldg_l1<true, false>(p) : cuda::ldg_stream(p);
-        }
+        if ((c * G + lane) * V < n) pk[j][c].u = cuda::ldg_row<L1Keep>(rows[j].x + (c * G + lane) * V);
 #pragma unroll
     for (int c = 0; c < CH; ++c)
       if ((c * G + lane) * V < n) rows[0].template fetch<V>((c * G + lane) * V, pre[c]);

@@ -131,6 +131,15 @@ __device__ __forceinline__ uint4 ldg_l1(const void* p) {
   return v;
 }
 
+// A row's one 16-byte read: bypassing L1 (ldg_stream), or, KeepInL1, allocating in L1 with
+// evict_last priority, which serves an input that comes from L2 faster (graph replay of
+// [2,2688,2048]: RMSNorm 11.5 -> 9.7 us; docs/gpu-measurements.md, version 19).
+template <bool KeepInL1>
+__device__ __forceinline__ uint4 ldg_row(const void* p) {
+  if constexpr (KeepInL1) return ldg_l1<true, false>(p);
+  else return ldg_stream(p);
+}
+
 // 16-byte store of an op's output, Stream: cache-streaming (st.global.cs: lines allocated
 // evict-first), so the outputs of a large call don't push the inputs and the reused vectors out
 // of L2. On the H200 this took RoPE [2,8064,2048] from 93.4 to 79.0 us and most row and
