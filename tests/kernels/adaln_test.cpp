@@ -115,6 +115,27 @@ TEST_P(AdaLnTest, GatedResidualWritesNewResidualAndNormOfIt) {
   }
 }
 
+// On CUDA a per-sample modulation over an even number of rows runs the rows kernel (R rows of a
+// sample a group, one modulation fetch), and the same modulation expanded along s runs the row
+// engine. The rows kernel keeps the engine's thread layout and arithmetic, so the two agree bit for
+// bit (on CPU both are the CPU implementation).
+TEST_P(AdaLnTest, RowsOfOneSampleMatchThePerTokenPathExactly) {
+  const auto dtype = GetParam();
+  auto f = op<AdaSig>(id(), "adaln_rms");
+  std::vector<std::vector<int64_t>> cases = {{2, 6, 2048}, {1, 4, 3072}, {2, 2, 4096}, {2, 4, 1000}};
+  if (on_cuda()) cases.push_back({2, 4096, 2048});  // four rows a group
+  for (const auto& shape : cases) {
+    const int64_t b = shape[0], s = shape[1], n = shape[2];
+    const auto x = make_input(shape, dtype, Layout::Contiguous);
+    const auto scale = make_input({b, 1, n}, dtype, Layout::Contiguous, 0.2);
+    const auto shift = make_input({b, 1, n}, dtype, Layout::Contiguous, 0.5);
+    const auto per_sample = f.call(x, scale, shift, 1e-6);
+    const auto per_token = f.call(x, scale.expand({b, s, n}).contiguous(), shift.expand({b, s, n}).contiguous(), 1e-6);
+    EXPECT_TRUE(at::equal(per_sample, per_token)) << "adaln " << c10::str(shape) << " " << dtype << ": max |diff| "
+                                                  << (per_sample.to(at::kFloat) - per_token.to(at::kFloat)).abs().max();
+  }
+}
+
 TEST_P(AdaLnTest, LargeInputUses64BitOffsets) {
   const auto dtype = GetParam();
   if (on_cuda() && dtype == at::kFloat) GTEST_SKIP() << "bf16/fp16 cover the 64-bit path";
