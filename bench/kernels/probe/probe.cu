@@ -67,6 +67,64 @@ __global__ void copy_kernel(const uint4* __restrict__ a, uint4* __restrict__ b, 
   if (i < n) __stcs(b + i, kc::ldg_stream(a + i));
 }
 
+// The copy engine's floor: each block moves one Chunk-byte piece with cp.async.bulk, global ->
+// shared (completion on an mbarrier) -> global, from one thread. A block keeps Chunk bytes in
+// flight (7 x 32 KB an SM against copy16's 2048 x 16 B), so this asks whether the ops' cold times,
+// which sit near copy16's, are bound by how many bytes per-thread loads keep in flight.
+template <int Chunk>
+__global__ void __launch_bounds__(32) bulk_copy_kernel(const char* __restrict__ a, char* __restrict__ b, int64_t bytes) {
+  extern __shared__ __align__(128) char buf[];
+  __shared__ __align__(8) uint64_t bar;
+  if (threadIdx.x != 0) return;
+  const int64_t at = blockIdx.x * int64_t(Chunk);
+  const unsigned size = unsigned(std::min<int64_t>(Chunk, bytes - at));
+  const unsigned sb = unsigned(__cvta_generic_to_shared(buf)), mb = unsigned(__cvta_generic_to_shared(&bar));
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(mb));
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(mb), "r"(size) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+               ::"r"(sb), "l"(a + at), "r"(size), "r"(mb) : "memory");
+  unsigned done = 0;
+  while (!done)
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }"
+                 : "=r"(done) : "r"(mb) : "memory");
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(b + at), "r"(sb), "r"(size) : "memory");
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+  asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+}
+
+template <int Chunk>
+void bulk_copy(const void* a, void* b, int64_t bytes, cudaStream_t stream) {
+  static const bool sized = [] {
+    CHECK(cudaFuncSetAttribute(bulk_copy_kernel<Chunk>, cudaFuncAttributeMaxDynamicSharedMemorySize, Chunk));
+    return true;
+  }();
+  (void)sized;
+  bulk_copy_kernel<Chunk><<<unsigned((bytes + Chunk - 1) / Chunk), 32, Chunk, stream>>>(
+      static_cast<const char*>(a), static_cast<char*>(b), bytes);
+  static bool checked = false;  // the first call runs outside graph capture (run's correctness pass)
+  if (checked) return;
+  checked = true;
+  std::vector<char> ha(bytes), hb(bytes);
+  CHECK(cudaStreamSynchronize(stream));
+  CHECK(cudaMemcpy(ha.data(), a, bytes, cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(hb.data(), b, bytes, cudaMemcpyDeviceToHost));
+  if (ha != hb) {
+    std::fprintf(stderr, "bulk copy %d: output differs from input\n", Chunk);
+    std::exit(3);
+  }
+}
+
+// GEGLU's traffic without its math: each output vector from two input vectors cols apart in a row
+// of 2 x cols (x and gate), so the reads are two thirds of the bytes (copy16 reads half).
+__global__ void pair_kernel(const uint4* __restrict__ a, uint4* __restrict__ b, int64_t rows, int64_t cols) {
+  const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (i >= rows * cols) return;
+  const int64_t r = i / cols, c = i - r * cols;
+  const uint4 x = kc::ldg_stream(a + 2 * r * cols + c), g = kc::ldg_stream(a + 2 * r * cols + cols + c);
+  __stcs(b + i, make_uint4(x.x ^ g.x, x.y ^ g.y, x.z ^ g.z, x.w ^ g.w));
+}
+
 // copy16 plus a bf16 -> fp32 -> bf16 round trip with one multiply per element.
 __global__ void convert_kernel(const uint4* __restrict__ a, uint4* __restrict__ b, int64_t n) {
   const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
@@ -296,6 +354,9 @@ void add_copies(Workload& w) {
                             copy_kernel<<<unsigned((vecs + 255) / 256), 256, 0, g_stream>>>(
                                 static_cast<const uint4*>(a[i]), static_cast<uint4*>(b[o]), vecs);
                           }});
+  w.candidates.push_back({"bulk 16K (same bytes)", [=](int i, int o) { bulk_copy<16384>(a[i], b[o], bytes, g_stream); }});
+  w.candidates.push_back({"bulk 32K (same bytes)", [=](int i, int o) { bulk_copy<32768>(a[i], b[o], bytes, g_stream); }});
+  w.candidates.push_back({"bulk 64K (same bytes)", [=](int i, int o) { bulk_copy<65536>(a[i], b[o], bytes, g_stream); }});
   w.candidates.push_back({"convert16 (same bytes)", [=](int i, int o) {
                             const int64_t vecs = bytes / 16;
                             convert_kernel<<<unsigned((vecs + 255) / 256), 256, 0, g_stream>>>(
@@ -445,6 +506,9 @@ Workload rms(int64_t rows, int n, std::string shape) {
         dedicated("reload G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8>);
         dedicated("keep G256 CH2 MinB6", rn::launch_keep<T, 256, 2, 6>);
         dedicated("reload L1 G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8, RR::L1Keep>);
+        dedicated("keep L1 G256 CH2 MinB8", rn::launch_keep<T, 256, 2, 8, true>);
+        dedicated("keep L1 G512 CH1 MinB4", rn::launch_keep<T, 512, 1, 4, true>);
+        dedicated("keep G256 CH2 MinB8, 2", rn::launch_keep<T, 256, 2, 8>);
       }
       if (n == 4096 && rows <= 128) {
         // Few rows (decode): cold time is one DRAM round trip plus the reduction's chain.
@@ -466,6 +530,8 @@ Workload rms(int64_t rows, int n, std::string shape) {
         dedicated("keep G8 CH2 MinB8", rn::launch_keep<T, 8, 2, 8>);
         dedicated("keep G16 CH1 MinB8", rn::launch_keep<T, 16, 1, 8>);
         dedicated("keep G16 CH1 MinB12", rn::launch_keep<T, 16, 1, 12>);
+        dedicated("keep L1 G16 CH1 MinB8", rn::launch_keep<T, 16, 1, 8, true>);
+        dedicated("keep L1 G8 CH2 MinB8", rn::launch_keep<T, 8, 2, 8, true>);
         dedicated("keep G8 CH2 MinB6, 2", rn::launch_keep<T, 8, 2, 6>);
       }
     } else {
@@ -558,6 +624,11 @@ Workload adaln(int64_t b, int64_t s, int n) {
     rk("rows G128 CH2 R3 MinB5 stream", ad::launch_rows<T, true, 128, 2, 3, 5>);
     rk("rows G128 CH2 R4 MinB4 stream", ad::launch_rows<T, true, 128, 2, 4, 4>);
     rk("rows G128 CH2 R4 MinB4 L1 keep", ad::launch_rows<T, true, 128, 2, 4, 4, true>);
+    rk("rows G128 CH2 R1 MinB12 L1 keep", ad::launch_rows<T, true, 128, 2, 1, 12, true>);
+    rk("rows G128 CH2 R1 MinB16 L1 keep", ad::launch_rows<T, true, 128, 2, 1, 16, true>);
+    rk("rows G128 CH2 R2 MinB6 L1 keep", ad::launch_rows<T, true, 128, 2, 2, 6, true>);
+    rk("rows G128 CH2 R2 MinB10 L1 keep", ad::launch_rows<T, true, 128, 2, 2, 10, true>);
+    rk("rows G128 CH2 R3 MinB5 L1 keep", ad::launch_rows<T, true, 128, 2, 3, 5, true>);
     rk("rows G128 CH2 R2 MinB8 L1 keep, 2", ad::launch_rows<T, true, 128, 2, 2, 8, true>);
   }
   if (n == 512 * V) {  // fp32 rows of 2048, 16-bit rows of 4096
@@ -743,6 +814,15 @@ Workload geglu(int64_t b, int64_t s, int64_t n) {
   // Loads allocating in L1 (version 19's graph-replay gain for inputs that come from L2; not yet run).
   direct("U1 tiles in x, L1 keep", geglu_direct<T, 1, A, Gated, true, true>, 128);
   direct("U2 tiles in x, L1 keep", geglu_direct<T, 2, A, Gated, true, true>, 128);
+  direct("U1 tiles in x, L1 keep, 256", geglu_direct<T, 1, A, Gated, true, true>, 256);
+  if constexpr (Gated) {
+    const int64_t cols = n * int64_t(sizeof(T)) / 16;
+    const auto pairs = fills<T>(kGraphCalls, rows * n, 3);
+    w.candidates.push_back({"pair16 (GEGLU's reads and writes)", [=](int i, int o) {
+                              pair_kernel<<<unsigned((rows * cols + 255) / 256), 256, 0, g_stream>>>(
+                                  reinterpret_cast<const uint4*>(xs[i]), reinterpret_cast<uint4*>(pairs[o]), rows, cols);
+                            }});
+  }
   return w;
 }
 
