@@ -23,6 +23,7 @@
 #include "adaln_launch.h"
 #include "adaln_rows.cuh"
 #include "geglu.cuh"
+#include "geglu_bulk.cuh"
 #include "geglu_launch.h"
 #include "rmsnorm.cuh"
 #include "rmsnorm_launch.h"
@@ -814,7 +815,17 @@ Workload geglu(int64_t b, int64_t s, int64_t n) {
   // Loads allocating in L1 (version 19's graph-replay gain for inputs that come from L2; not yet run).
   direct("U1 tiles in x, L1 keep", geglu_direct<T, 1, A, Gated, true, true>, 128);
   direct("U2 tiles in x, L1 keep", geglu_direct<T, 2, A, Gated, true, true>, 128);
-  direct("U1 tiles in x, L1 keep, 256", geglu_direct<T, 1, A, Gated, true, true>, 256);
+  // Tiles fetched by the copy engine (geglu_bulk.cuh): K rows x 128 * U vectors / K a block.
+  if constexpr (Gated) {
+    auto bulk = [&](const char* name, cudaError_t (*launch)(const gg::GegluArgs&, cudaStream_t)) {
+      w.candidates.push_back({name, [=](int i, int o) { CHECK(launch(args(i, o), g_stream)); }});
+    };
+    bulk("bulk K1 U2", gg::launch_bulk<T, A, 1, 2>);
+    bulk("bulk K2 U4", gg::launch_bulk<T, A, 2, 4>);
+    bulk("bulk K4 U8", gg::launch_bulk<T, A, 4, 8>);
+    bulk("bulk K1 U4", gg::launch_bulk<T, A, 1, 4>);
+    bulk("bulk K2 U2", gg::launch_bulk<T, A, 2, 2>);
+  }
   if constexpr (Gated) {
     const int64_t cols = n * int64_t(sizeof(T)) / 16;
     const auto pairs = fills<T>(kGraphCalls, rows * n, 3);
