@@ -23,7 +23,6 @@
 #include "adaln_launch.h"
 #include "adaln_rows.cuh"
 #include "geglu.cuh"
-#include "geglu_bulk.cuh"
 #include "geglu_launch.h"
 #include "rmsnorm.cuh"
 #include "rmsnorm_launch.h"
@@ -89,7 +88,9 @@ __global__ void copy_kernel(const uint4* __restrict__ a, uint4* __restrict__ b, 
 // The copy engine's floor: each block moves one Chunk-byte piece with cp.async.bulk, global ->
 // shared (completion on an mbarrier) -> global, from one thread. A block keeps Chunk bytes in
 // flight (7 x 32 KB an SM against copy16's 2048 x 16 B), so this asks whether the ops' cold times,
-// which sit near copy16's, are bound by how many bytes per-thread loads keep in flight.
+// which sit near copy16's, are bound by how many bytes per-thread loads keep in flight. Version 20
+// (calls 89-90): cold level with copy16 up to 24 MB and 3-7 % slower from 44 MB; graph replay
+// (inputs in L2) 5-13 % faster.
 template <int Chunk>
 __global__ void __launch_bounds__(32) bulk_copy_kernel(const char* __restrict__ a, char* __restrict__ b, int64_t bytes) {
   extern __shared__ __align__(128) char buf[];
@@ -851,17 +852,9 @@ Workload geglu(int64_t b, int64_t s, int64_t n) {
   // Loads allocating in L1 (version 19's graph-replay gain for inputs that come from L2; not yet run).
   direct("U1 tiles in x, L1 keep", geglu_direct<T, 1, A, Gated, true, true>, 128);
   direct("U2 tiles in x, L1 keep", geglu_direct<T, 2, A, Gated, true, true>, 128);
-  // Tiles fetched by the copy engine (geglu_bulk.cuh): K rows x 128 * U vectors / K a block.
-  if constexpr (Gated) {
-    auto bulk = [&](const char* name, cudaError_t (*launch)(const gg::GegluArgs&, cudaStream_t)) {
-      w.candidates.push_back({name, [=](int i, int o) { CHECK(launch(args(i, o), g_stream)); }});
-    };
-    bulk("bulk K1 U2", gg::launch_bulk<T, A, 1, 2>);
-    bulk("bulk K2 U4", gg::launch_bulk<T, A, 2, 4>);
-    bulk("bulk K4 U8", gg::launch_bulk<T, A, 4, 8>);
-    bulk("bulk K1 U4", gg::launch_bulk<T, A, 1, 4>);
-    bulk("bulk K2 U2", gg::launch_bulk<T, A, 2, 2>);
-  }
+  // A copy-engine GEGLU (cp.async.bulk tiles of K rows into shared memory, 128 threads computing
+  // from there) lost at every shape and dtype: [2,1024,4096] 11.5-13.6 / 6.9-10.1 us against
+  // 10.7 / 6.2, [2,2688,16384] 67.4-74.7 against 66.7 (version 20, call 90; branch exp/geglu-bulk).
   if constexpr (Gated) {
     const int64_t cols = n * int64_t(sizeof(T)) / 16;
     const auto pairs = fills<T>(kGraphCalls, rows * n, 3);
@@ -882,6 +875,12 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--once") && i + 1 < argc) g_once = argv[++i];
     else if (!std::strcmp(argv[i], "--settle") && i + 1 < argc) g_settle_ms = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--repeat-first") && i + 1 < argc) g_repeat_first = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--prefer") && i + 1 < argc) {  // the device-wide L1 / shared split
+      const char* v = argv[++i];
+      CHECK(cudaDeviceSetCacheConfig(!std::strcmp(v, "shared") ? cudaFuncCachePreferShared
+                                     : !std::strcmp(v, "l1")   ? cudaFuncCachePreferL1
+                                                               : cudaFuncCachePreferEqual));
+    }
     else filter = argv[i];
   }
   cudaDeviceProp prop{};
