@@ -89,8 +89,8 @@ __global__ void copy_kernel(const uint4* __restrict__ a, uint4* __restrict__ b, 
 // shared (completion on an mbarrier) -> global, from one thread. A block keeps Chunk bytes in
 // flight (7 x 32 KB an SM against copy16's 2048 x 16 B), so this asks whether the ops' cold times,
 // which sit near copy16's, are bound by how many bytes per-thread loads keep in flight. Version 20
-// (calls 89-90): cold level with copy16 up to 24 MB and 3-7 % slower from 44 MB; graph replay
-// (inputs in L2) 5-13 % faster.
+// (calls 89-93): cold level with copy16 for the bytes of the 24-44 MB ops and 3-8 % slower from
+// 88 MB; in graph replay (inputs in L2) 3-14 % faster for those small ops, 6 % slower at 88 MB.
 template <int Chunk>
 __global__ void __launch_bounds__(32) bulk_copy_kernel(const char* __restrict__ a, char* __restrict__ b, int64_t bytes) {
   extern __shared__ __align__(128) char buf[];
