@@ -58,11 +58,11 @@ bool run_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cu
         return true;
       case 3072: err = launch_keep<T, 128, 3, 8>(x, xl, w, out, n, a.eps, rf, stream); return true;
       case 4096:
-        // The L1 read pays at 16 MiB ([1,2048,4096] 12.10-12.29 / 7.53-7.56 -> 11.94-12.06 / 6.71-6.74
-        // us, three probe runs) and not at 8 or 32 MiB (cold +0.2 / +0.9 us; version 20).
-        if (bytes <= 16 * kMiB) err = launch_keep<T, 256, 2, 8, true>(x, xl, w, out, n, a.eps, rf, stream);
-        else if (bytes <= 32 * kMiB) err = launch_keep<T, 256, 2, 8>(x, xl, w, out, n, a.eps, rf, stream);
-        else err = launch_keep<T, 256, 2, 6>(x, xl, w, out, n, a.eps, rf, stream);
+        // Bypassing L1 at 16 MiB too: reading x into L1 there took graph replay 7.6 -> 6.8 us but
+        // kernels_bench's cold time up 0.2-0.8 us ([1,2048,4096] 12.13 -> 12.29-12.35, [8,256,4096]
+        // 12.06 -> 12.83-12.86), though the probe had read it 0.1-0.25 lower (version 20).
+        err = bytes <= 32 * kMiB ? launch_keep<T, 256, 2, 8>(x, xl, w, out, n, a.eps, rf, stream)
+                                 : launch_keep<T, 256, 2, 6>(x, xl, w, out, n, a.eps, rf, stream);
         return true;
       default: return false;
     }
