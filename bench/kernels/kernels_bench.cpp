@@ -4,8 +4,10 @@
 //    >= 4x L2; a sleep kernel ahead of each call keeps host launch time out of the event window;
 //  * warm: CUDA graph of 20 calls on one set, per-call time, median of 30 replays;
 //  * host: wall time per call of 200 back-to-back calls (host-bound for small shapes);
-//  * copy: 1 GiB device-to-device cudaMemcpyAsync, read + write bytes.
+//  * copy: 1 GiB device-to-device cudaMemcpyAsync, read + write bytes;
+//  * sm_mhz: the SM clock right after each case (a spin of known cycles, event-timed).
 // Usage: kernels_bench --out results.json [--commit SHA] [--filter substring of op + shape + dtype]
+//        [--graph-warmup N (replays before the timed ones; 3)]
 #include <ATen/cuda/CUDAGraph.h>
 #include <ATen/cuda/Sleep.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -40,6 +42,17 @@ std::vector<double> time_events(int reps, bool gap, const std::function<void(int
 
 int g_graph_warmup = 3;  // replays before the timed ones (--graph-warmup)
 
+// The SM clock in MHz, taken right after a case's timings while the GPU is still busy:
+// `at::cuda::sleep` spins one thread on clock64 for a known number of cycles, so cycles over its
+// event-timed length is the clock (the launch's ~µs is 0.1 % of a 2M-cycle spin). Machines that
+// read the same kernels 1-2 % apart (docs/gpu-measurements.md, versions 19-20) can be told apart
+// from a slower clock this way; nvidia-smi before the run reads the idle clock.
+double sm_mhz() {
+  constexpr int64_t kCycles = 2'000'000;
+  const auto us = time_events(3, false, [](int) { at::cuda::sleep(kCycles); });
+  return static_cast<double>(kCycles) / *std::min_element(us.begin(), us.end());
+}
+
 nlohmann::json run_case(const Case& c, double l2_bytes) {
   const int sets = static_cast<int>(std::clamp(std::ceil(4 * l2_bytes / c.bytes), 2.0, 512.0));
   std::vector<std::function<at::Tensor()>> calls;
@@ -65,6 +78,7 @@ nlohmann::json run_case(const Case& c, double l2_bytes) {
     for (auto& v : per) v /= 20;
     warm = stats(per);
   }
+  const double mhz = sm_mhz();
   check(cudaDeviceSynchronize(), "sync");
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < 200; ++i) calls[i % sets]();
@@ -75,7 +89,7 @@ nlohmann::json run_case(const Case& c, double l2_bytes) {
           {"buffer_sets", sets}, {"cold_us", cold.median}, {"cold_p10_us", cold.p10}, {"cold_p90_us", cold.p90},
           {"graph_us", warm.median}, {"graph_p10_us", warm.p10}, {"graph_p90_us", warm.p90},
           {"host_loop_us", host},    {"cold_tbps", c.bytes / cold.median / 1e6},
-          {"graph_tbps", c.bytes / warm.median / 1e6}};
+          {"graph_tbps", c.bytes / warm.median / 1e6}, {"sm_mhz", mhz}};
 }
 
 double copy_tbps(double* cold_us) {
@@ -114,16 +128,15 @@ int main(int argc, char** argv) try {
   std::printf("%s: %d SMs, L2 %.0f MB; copy 1 GiB d2d %.1f us = %.2f TB/s\n", prop.name, prop.multiProcessorCount,
               prop.l2CacheSize / 1e6, copy_us, copy);
   nlohmann::json results = nlohmann::json::array();
-  std::printf("%-28s %-22s %-9s %9s %9s %9s %7s %6s\n", "op", "shape", "dtype", "cold_us", "graph_us", "host_us", "TB/s",
-              "%copy");
+  std::printf("%-28s %-22s %-9s %9s %9s %9s %7s %6s %6s\n", "op", "shape", "dtype", "cold_us", "graph_us", "host_us",
+              "TB/s", "%copy", "MHz");
   for (const Case& c : khub_bench::all_cases()) {
     if (!filter.empty() && (c.op + c.shape + c.dtype).find(filter) == std::string::npos) continue;
     auto r = run_case(c, prop.l2CacheSize);
     r["pct_copy"] = 100.0 * r["cold_tbps"].get<double>() / copy;
-    std::printf("%-28s %-22s %-9s %9.2f %9.2f %9.2f %7.2f %6.1f\n", c.op.c_str(), c.shape.c_str(), c.dtype.c_str(),
-                r["cold_us"].get<double>(),
-                r["graph_us"].get<double>(), r["host_loop_us"].get<double>(), r["cold_tbps"].get<double>(),
-                r["pct_copy"].get<double>());
+    std::printf("%-28s %-22s %-9s %9.2f %9.2f %9.2f %7.2f %6.1f %6.0f\n", c.op.c_str(), c.shape.c_str(),
+                c.dtype.c_str(), r["cold_us"].get<double>(), r["graph_us"].get<double>(), r["host_loop_us"].get<double>(),
+                r["cold_tbps"].get<double>(), r["pct_copy"].get<double>(), r["sm_mhz"].get<double>());
     std::fflush(stdout);
     results.push_back(r);
   }
