@@ -1,0 +1,132 @@
+// RMSNorm and fused add + RMSNorm workloads: the shipped launcher against other kernels and groups.
+#pragma once
+#include "copies.cuh"
+
+namespace probe {
+
+// ---- RMSNorm, and the fused residual add + RMSNorm when Residual ----------------------------------
+template <typename T, bool Residual, bool Cold = false>
+inline Workload rms(int64_t rows, int n, std::string shape) {
+  using RmsOp = khub_kernels::rmsnorm::RmsNormOp<T>;
+  Workload w;
+  w.op = Residual ? "fused_add_rms_norm" : "rms_norm";
+  w.shape = shape + dtype_suffix<T>() + cold_suffix(Cold);
+  w.bytes = ((Residual ? 4.0 : 2.0) * rows * n + n) * sizeof(T);
+  w.sets = sets_for(w.bytes);
+  const auto weights = small_operand<T>(Cold, w.sets, n, 7, 0.1f, 1.f);
+  const auto xs = fills<T>(w.sets, rows * n, 100);
+  const auto rs = Residual ? fills<T>(w.sets, rows * n, 600) : std::vector<T*>(w.sets, nullptr);
+  const auto outs = fills<T>(kGraphCalls, rows * n, 1);
+  const auto routs = Residual ? fills<T>(kGraphCalls, rows * n, 2) : std::vector<T*>(kGraphCalls, nullptr);
+  w.outputs.push_back({outs[0], words<T>(rows * n)});
+  if (Residual) w.outputs.push_back({routs[0], words<T>(rows * n)});
+  const RowLayout xl{rows, rows, 0, n};
+  auto args = [=](int i, int o) {
+    khub_kernels::rmsnorm::RmsNormArgs a;
+    a.dtype = dtype_of<T>();
+    a.x = xs[i];
+    a.x_layout = xl;
+    a.residual = rs[i];
+    a.residual_layout = xl;
+    a.residual_out = routs[o];
+    a.weight = weights[i];
+    a.weight_dtype = dtype_of<T>();
+    a.out = outs[o];
+    a.n = n;
+    a.eps = 1e-6f;
+    return a;
+  };
+  auto op = [=](int i, int o) { return RmsOp{xs[i], xl, rs[i], xl, weights[i], false, outs[o], routs[o], n, {}}; };
+  w.candidates.push_back({"shipped", [=](int i, int o) {
+                            CHECK(khub_kernels::rmsnorm::launch_rms_norm(args(i, o), true, g_stream));
+                          }});
+  add_copies(w);
+  auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
+  // Earlier sweeps (group sizes, fetch orders, fp32 3072 and q/k-head configurations, L2 prefetch of
+  // the weight): docs/gpu-measurements.md, version 16.
+  if constexpr (!Residual) {
+    namespace rn = khub_kernels::rmsnorm;
+    auto dedicated = [&](const char* name, auto launch) {
+      add(name, [=](int i, int o) { CHECK(launch(xs[i], xl, weights[i], outs[o], n, 1e-6f, false, g_stream)); });
+    };
+    // Interleaved, so neither side gets the later (faster-measuring) slots only. "keep": the
+    // one-pass dedicated kernel; "engine": the row engine; "reload": the two-pass kernel ("reload
+    // L1": with RowRead::L1Keep). Earlier sweeps (several rows a group, plain stores, L1 / L2
+    // priorities): docs/gpu-measurements.md, version 17.
+    using RR = rn::RowRead;
+    if constexpr (sizeof(T) == 2) {
+      if (n == 2048) {
+        add("engine G128 CH2 MinB12", fast<RmsOp, 128, 2, 12>(op, rows, n, 1e-6f));
+        dedicated("keep G128 CH2 MinB12", rn::launch_keep<T, 128, 2, 12>);
+        dedicated("keep G64 CH4 MinB12", rn::launch_keep<T, 64, 4, 12>);
+        dedicated("keep G256 CH1 MinB8", rn::launch_keep<T, 256, 1, 8>);
+        dedicated("reload G128 CH2 MinB16", rn::launch_reload<T, 128, 2, 16>);
+        dedicated("keep G128 CH2 MinB16", rn::launch_keep<T, 128, 2, 16>);
+        dedicated("reload L1 G128 CH2 MinB16", rn::launch_reload<T, 128, 2, 16, RR::L1Keep>);
+        dedicated("keep L1 G128 CH2 MinB16", rn::launch_keep<T, 128, 2, 16, true>);
+        dedicated("keep L1 G128 CH2 MinB12", rn::launch_keep<T, 128, 2, 12, true>);
+        dedicated("keep L1 G256 CH1 MinB8", rn::launch_keep<T, 256, 1, 8, true>);
+        dedicated("keep G128 CH2 MinB12, 2", rn::launch_keep<T, 128, 2, 12>);
+        dedicated("reload G128 CH2 MinB16, 2", rn::launch_reload<T, 128, 2, 16>);
+      }
+      if (n == 4096 && rows > 128) {
+        add("engine G256 CH2 MinB6", fast<RmsOp, 256, 2, 6>(op, rows, n, 1e-6f));
+        dedicated("keep G512 CH1 MinB4", rn::launch_keep<T, 512, 1, 4>);
+        dedicated("keep G256 CH2 MinB8", rn::launch_keep<T, 256, 2, 8>);
+        dedicated("reload G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8>);
+        dedicated("keep G256 CH2 MinB6", rn::launch_keep<T, 256, 2, 6>);
+        dedicated("reload L1 G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8, RR::L1Keep>);
+        dedicated("keep L1 G256 CH2 MinB8", rn::launch_keep<T, 256, 2, 8, true>);
+        dedicated("keep L1 G512 CH1 MinB4", rn::launch_keep<T, 512, 1, 4, true>);
+        dedicated("keep G256 CH2 MinB8, 2", rn::launch_keep<T, 256, 2, 8>);
+      }
+      if (n == 4096 && rows <= 128) {
+        // Few rows (decode): cold time is one DRAM round trip plus the reduction's chain.
+        add("engine G512 CH1 MinB4 (shipped before ce454ac)", fast<RmsOp, 512, 1, 4>(op, rows, n, 1e-6f));
+        dedicated("keep G512 CH1 MinB4", rn::launch_keep<T, 512, 1, 4>);
+        dedicated("keep G256 CH2 MinB8", rn::launch_keep<T, 256, 2, 8>);
+        dedicated("keep G128 CH4 MinB8", rn::launch_keep<T, 128, 4, 8>);
+        dedicated("keep G64 CH8 MinB8", rn::launch_keep<T, 64, 8, 8>);
+        add("engine G256 CH2 MinB6", fast<RmsOp, 256, 2, 6>(op, rows, n, 1e-6f));
+        dedicated("keep G512 CH1 MinB4, 2", rn::launch_keep<T, 512, 1, 4>);
+      }
+      if (n == 3072) {
+        add("engine G128 CH4 MinB6", fast<RmsOp, 128, 4, 6>(op, rows, n, 1e-6f));
+        dedicated("keep G128 CH3 MinB8", rn::launch_keep<T, 128, 3, 8>);
+      }
+      if (n == 128) {
+        add("engine G8 CH2 MinB6", fast<RmsOp, 8, 2, 6>(op, rows, n, 1e-6f));
+        dedicated("keep G8 CH2 MinB6", rn::launch_keep<T, 8, 2, 6>);
+        dedicated("keep G8 CH2 MinB8", rn::launch_keep<T, 8, 2, 8>);
+        dedicated("keep G16 CH1 MinB8", rn::launch_keep<T, 16, 1, 8>);
+        dedicated("keep G16 CH1 MinB12", rn::launch_keep<T, 16, 1, 12>);
+        dedicated("keep L1 G16 CH1 MinB8", rn::launch_keep<T, 16, 1, 8, true>);
+        dedicated("keep L1 G8 CH2 MinB8", rn::launch_keep<T, 8, 2, 8, true>);
+        dedicated("keep G8 CH2 MinB6, 2", rn::launch_keep<T, 8, 2, 6>);
+      }
+    } else {
+      if (n == 128) {
+        add("engine G16 CH2 MinB6", fast<RmsOp, 16, 2, 6>(op, rows, n, 1e-6f));
+        dedicated("keep G16 CH2 MinB6", rn::launch_keep<T, 16, 2, 6>);
+      }
+      if (n == 2048) {
+        add("engine G256 CH2 MinB6", fast<RmsOp, 256, 2, 6>(op, rows, n, 1e-6f));
+        dedicated("keep G256 CH2 MinB6", rn::launch_keep<T, 256, 2, 6>);
+        dedicated("reload L1 L2 G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8, RR::L1KeepL2Hint>);
+        dedicated("reload L1 L2 G256 CH2 MinB6", rn::launch_reload<T, 256, 2, 6, RR::L1KeepL2Hint>);
+        dedicated("reload hint G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8, RR::L2Hint>);
+        dedicated("reload L1 G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8, RR::L1Keep>);
+        dedicated("keep G256 CH2 MinB8", rn::launch_keep<T, 256, 2, 8>);
+        dedicated("keep G128 CH4 MinB6", rn::launch_keep<T, 128, 4, 6>);
+        dedicated("keep G256 CH2 MinB6, 2", rn::launch_keep<T, 256, 2, 6>);
+      }
+      if (n == 3072) {
+        dedicated("reload hint G256 CH3 MinB6 (before)", rn::launch_reload<T, 256, 3, 6, RR::L2Hint>);
+        dedicated("reload L1 L2 G256 CH3 MinB6", rn::launch_reload<T, 256, 3, 6, RR::L1KeepL2Hint>);
+      }
+    }
+  }
+  return w;
+}
+
+}  // namespace probe

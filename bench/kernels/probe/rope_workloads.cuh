@@ -1,0 +1,127 @@
+// RoPE table-mode q + k workloads, plain and fused with the q / k RMSNorm.
+#pragma once
+#include "copies.cuh"
+
+namespace probe {
+
+// ---- RoPE table mode q + k ------------------------------------------------------------------------
+// TorchLayout: q / k rows as the torch binding describes [B, S, D] (outer blocks of S rows, so the
+// rows of samples >= 1 take a division), not as one flat block of rows.
+template <bool Norm, bool TorchLayout = false, bool Cold = false>
+inline Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
+  namespace r3 = khub_kernels::rope3d;
+  Workload w;
+  const int d = 2048, f = d / 6;
+  const int64_t s = fr * h * wd, tokens = b * s;
+  w.op = Norm ? "rms_rope_table_qk" : "rope_table_qk";
+  w.shape = dims({b, s, d}) + "x2" + (TorchLayout ? " torch layout" : "") + cold_suffix(Cold);
+  w.bytes = 8.0 * tokens * d;
+  w.sets = sets_for(w.bytes);
+  // Tables: P = fr + h + w rows of f, filled with cos/sin of arbitrary angles; index [1, S, 3].
+  const int64_t P = fr + h + wd;
+  std::vector<float> ct(P * f), st(P * f);
+  for (int64_t i = 0; i < P * f; ++i) {
+    ct[i] = std::cos(0.37 * i);
+    st[i] = std::sin(0.37 * i);
+  }
+  std::vector<int32_t> idx(s * 3);
+  for (int64_t t = 0; t < s; ++t) {
+    idx[3 * t] = int32_t(t / (h * wd));
+    idx[3 * t + 1] = int32_t(fr + (t / wd) % h);
+    idx[3 * t + 2] = int32_t(fr + h + t % wd);
+  }
+  auto upload = [&](const auto& host) {
+    using E = typename std::decay_t<decltype(host)>::value_type;
+    std::vector<E*> v(w.sets, nullptr);
+    for (int i = 0; i < w.sets; ++i) {
+      if (!Cold && i > 0) {
+        v[i] = v[0];
+        continue;
+      }
+      CHECK(dev_alloc(&v[i], host.size() * sizeof(E)));
+      CHECK(cudaMemcpy(v[i], host.data(), host.size() * sizeof(E), cudaMemcpyHostToDevice));
+    }
+    return v;
+  };
+  const auto dct = upload(ct), dst = upload(st);
+  const auto didx = upload(idx);
+  const auto wq = small_operand<bf16>(Cold, w.sets, d, 11, 0.1f, 1.f);
+  const auto wk = small_operand<bf16>(Cold, w.sets, d, 12, 0.1f, 1.f);
+  const auto qs = fills(w.sets, tokens * d, 300), ks = fills(w.sets, tokens * d, 400);
+  const auto qo = fills(kGraphCalls, tokens * d, 1), ko = fills(kGraphCalls, tokens * d, 2);
+  w.outputs.push_back({qo[0], tokens * d});
+  w.outputs.push_back({ko[0], tokens * d});
+  const RowLayout xl = TorchLayout ? RowLayout{tokens, s, s * d, d} : RowLayout{tokens, tokens, 0, d};
+  auto args = [=](int i, int o) {
+    r3::RopeArgs a;
+    a.dtype = khub_kernels::DType::BF16;
+    a.q = qs[i];
+    a.k = ks[i];
+    a.q_layout = xl;
+    a.k_layout = xl;
+    a.q_out = qo[o];
+    a.k_out = ko[o];
+    a.d = d;
+    a.trig.mode = r3::TrigMode::Table;
+    a.trig.stride_b = 0;
+    a.trig.stride_s = 3;
+    a.trig.seq = s;
+    a.trig.f = f;
+    a.trig.pad_pairs = (d % 6) / 2;
+    a.trig.cos_table = dct[i];
+    a.trig.sin_table = dst[i];
+    a.trig.index = didx[i];
+    a.norm = Norm;
+    a.q_weight = Norm ? wq[i] : nullptr;
+    a.k_weight = Norm ? wk[i] : nullptr;
+    a.eps = 1e-5f;
+    return a;
+  };
+
+  w.candidates.push_back({"shipped", [=](int i, int o) { CHECK(r3::launch_rope3d(args(i, o), true, g_stream)); }});
+  add_copies(w);
+  using Op = r3::RopeRowOp<bf16, Norm, r3::TrigMode::Table>;
+  auto op = [=](int i, int o) {
+    const auto a = args(i, o);
+    return Op{qs[i], xl, ks[i], xl, qo[o], ko[o], a.q_weight, a.k_weight, false, d, a.trig};
+  };
+  auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
+  if constexpr (Norm) {
+    // One group per token (q and k rows together, trig fetched once); "stream": cache-streaming
+    // stores; "samples2": the tokens at one position of two samples in one group (shared trig).
+    using OpS = r3::RopeRowOp<bf16, true, r3::TrigMode::Table, true>;
+    auto op_stream = [=](int i, int o) {
+      const Op p = op(i, o);
+      return OpS{p.q, p.ql, p.k, p.kl, p.qo, p.ko, p.qw, p.kw, p.w_f32, p.d, p.t};
+    };
+    auto token = [&](const char* name, auto launch) {
+      add(name, [=](int i, int o) { CHECK(launch(op(i, o), tokens, d, 1e-5f, g_stream)); });
+    };
+    auto token_stream = [&](const char* name, auto launch) {
+      add(name, [=](int i, int o) { CHECK(launch(op_stream(i, o), tokens, d, 1e-5f, g_stream)); });
+    };
+    // Earlier candidates (weights first, two samples a group, other budgets, L2 prefetch): version 16.
+    // Re-sweep after unpack16 / keep_packed (version 17): the shipped G128 x 2 at 1024 threads/SM.
+    token_stream("token T weight G128 CH2 MinB6", r3::launch_rope_token<128, 2, 6, true, OpS>);
+    token_stream("token T weight G128 CH2 MinB10", r3::launch_rope_token<128, 2, 10, true, OpS>);
+    token_stream("token T weight G256 CH1 MinB8", r3::launch_rope_token<256, 1, 8, true, OpS>);
+    token_stream("token T weight G64 CH4 MinB12", r3::launch_rope_token<64, 4, 12, true, OpS>);
+    token_stream("token T weight G128 CH2 MinB8, 2", r3::launch_rope_token<128, 2, 8, true, OpS>);
+    // q and k loads allocating in L1 (version 19; not yet run).
+    token_stream("token T weight G128 CH2 MinB8 L1 keep", r3::launch_rope_token<128, 2, 8, true, OpS, true>);
+  } else {
+    // The shipped kernel takes one group per token (q and k together, trig fetched once).
+    auto token = [&](const char* name, auto launch) {
+      add(name, [=](int i, int o) { CHECK(launch(op(i, o), tokens, d, 0.f, g_stream)); });
+    };
+    // The row engine's configuration before version 16, and the other token configurations measured.
+    token("token G128 CH2 MinB10", r3::launch_rope_token<128, 2, 10, false, Op>);
+    token("token G128 CH2 MinB16", r3::launch_rope_token<128, 2, 16, false, Op>);
+    token("token G256 CH1 MinB6", r3::launch_rope_token<256, 1, 6, false, Op>);
+    token("token G256 CH1 MinB8 L1 keep", r3::launch_rope_token<256, 1, 8, false, Op, true>);
+    token("token G256 CH1 MinB6 L1 keep", r3::launch_rope_token<256, 1, 6, false, Op, true>);
+  }
+  return w;
+}
+
+}  // namespace probe
