@@ -93,9 +93,8 @@ std::tuple<at::Tensor, at::Tensor> run(const char* op, const at::Tensor& x, cons
     a.gate = gate->src;
     vector_ok = vector_ok && gate->aligned && rows_aligned16(*delta, a.delta_layout);
   }
-  const auto opts = x.options().memory_format(at::MemoryFormat::Contiguous);
-  at::Tensor out = at::empty(x.sizes(), opts);
-  at::Tensor h_out = delta ? at::empty(x.sizes(), opts) : at::Tensor();
+  at::Tensor out = empty_output_like(x);
+  at::Tensor h_out = delta ? empty_output_like(x) : at::Tensor();
   a.out = out.data_ptr();
   a.h_out = delta ? h_out.data_ptr() : nullptr;
   if (out.numel() == 0) return {out, h_out};
@@ -113,10 +112,16 @@ std::tuple<at::Tensor, at::Tensor> run(const char* op, const at::Tensor& x, cons
 #endif
 }
 
+// x (or h) must be [B, S, D] in a supported dtype: the checks that need no data, which the Meta
+// registrations run too.
+void check_x_shape(const at::Tensor& x, const char* op) {
+  TORCH_CHECK(x.dim() == 3, op, ": x must have shape [B, S, D], got ", x.sym_sizes());
+  dtype_of(x, "x");
+}
+
 void check_x(const at::Tensor& x, const char* op) {
   check_backend(x, op);
-  TORCH_CHECK(x.dim() == 3, op, ": x must have shape [B, S, D], got ", x.sizes());
-  dtype_of(x, "x");
+  check_x_shape(x, op);
 }
 
 at::Tensor adaln_rms(const at::Tensor& x, const at::Tensor& scale, const at::Tensor& shift, double eps) {
@@ -153,6 +158,33 @@ std::tuple<at::Tensor, at::Tensor> gated_residual_adaln_rms_table(const at::Tens
              mod_from_table(table, temb, shift_chunk, h, op), eps);
 }
 
+// Meta: the outputs' metadata without running a kernel (torch.compile's fake tensors, shape
+// inference), after the checks that need no data.
+at::Tensor meta_out(const at::Tensor& x, const char* op) {
+  check_x_shape(x, op);
+  return empty_output_like(x);
+}
+
+at::Tensor adaln_rms_meta(const at::Tensor& x, const at::Tensor&, const at::Tensor&, double) {
+  return meta_out(x, "adaln_rms");
+}
+
+at::Tensor adaln_rms_table_meta(const at::Tensor& x, const at::Tensor&, const at::Tensor&, int64_t, double) {
+  return meta_out(x, "adaln_rms_table");
+}
+
+std::tuple<at::Tensor, at::Tensor> gated_residual_adaln_rms_meta(const at::Tensor& h, const at::Tensor&,
+                                                                 const at::Tensor&, const at::Tensor&,
+                                                                 const at::Tensor&, double) {
+  return {meta_out(h, "gated_residual_adaln_rms"), empty_output_like(h)};
+}
+
+std::tuple<at::Tensor, at::Tensor> gated_residual_adaln_rms_table_meta(const at::Tensor& h, const at::Tensor&,
+                                                                       const at::Tensor&, const at::Tensor&, int64_t,
+                                                                       int64_t, double) {
+  return {meta_out(h, "gated_residual_adaln_rms_table"), empty_output_like(h)};
+}
+
 }  // namespace
 }  // namespace khub_kernels::adaln
 
@@ -176,5 +208,12 @@ KHUB_LIBRARY_IMPL(CPU, m) { KHUB_ADALN_IMPLS(m); }
 #ifdef KHUB_KERNEL_CUDA
 KHUB_LIBRARY_IMPL(CUDA, m) { KHUB_ADALN_IMPLS(m); }
 #endif
+
+KHUB_LIBRARY_IMPL(Meta, m) {
+  m.impl("adaln_rms", &khub_kernels::adaln::adaln_rms_meta);
+  m.impl("adaln_rms_table", &khub_kernels::adaln::adaln_rms_table_meta);
+  m.impl("gated_residual_adaln_rms", &khub_kernels::adaln::gated_residual_adaln_rms_meta);
+  m.impl("gated_residual_adaln_rms_table", &khub_kernels::adaln::gated_residual_adaln_rms_table_meta);
+}
 
 KHUB_REGISTER_EXTENSION()

@@ -53,6 +53,24 @@ at::Tensor geglu(const at::Tensor& x, bool approximate) {
 
 at::Tensor gelu_tanh(const at::Tensor& x) { return run("gelu_tanh", x, false, Act::GeluTanh); }
 
+// Meta: the output's metadata without running a kernel (torch.compile's fake tensors, shape
+// inference), after the checks that need no data. geglu's output is contiguous with the last
+// dimension halved, as run() allocates it.
+at::Tensor geglu_meta(const at::Tensor& x, bool) {
+  dtype_of(x, "x");
+  TORCH_CHECK(x.dim() >= 1, "x: expected at least 1 dimension, got a scalar");
+  std::vector<c10::SymInt> shape(x.sym_sizes().begin(), x.sym_sizes().end());
+  TORCH_SYM_CHECK((shape.back() % 2).sym_eq(0), "geglu: last dimension must be even (value | gate), got ",
+                  shape.back());
+  shape.back() = shape.back() / 2;
+  return at::empty_symint(shape, x.options().memory_format(at::MemoryFormat::Contiguous));
+}
+
+at::Tensor gelu_tanh_meta(const at::Tensor& x) {
+  dtype_of(x, "x");
+  return empty_output_like(x);
+}
+
 }  // namespace
 }  // namespace khub_kernels::geglu
 
@@ -72,5 +90,10 @@ KHUB_LIBRARY_IMPL(CUDA, m) {
   m.impl("gelu_tanh", &khub_kernels::geglu::gelu_tanh);
 }
 #endif
+
+KHUB_LIBRARY_IMPL(Meta, m) {
+  m.impl("geglu", &khub_kernels::geglu::geglu_meta);
+  m.impl("gelu_tanh", &khub_kernels::geglu::gelu_tanh_meta);
+}
 
 KHUB_REGISTER_EXTENSION()

@@ -57,9 +57,8 @@ std::tuple<at::Tensor, at::Tensor> run(const char* op, const at::Tensor& x, cons
     a.weight = w.data_ptr();
     a.weight_dtype = dtype_of(w, "weight");
   }
-  at::Tensor out = at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous));
-  at::Tensor res_out = residual ? at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous))
-                                : at::Tensor();
+  at::Tensor out = empty_output_like(x);
+  at::Tensor res_out = residual ? empty_output_like(x) : at::Tensor();
   a.out = out.data_ptr();
   a.residual_out = residual ? res_out.data_ptr() : nullptr;
   if (out.numel() == 0) return {out, res_out};
@@ -94,6 +93,24 @@ std::tuple<at::Tensor, at::Tensor> fused_add_rms_norm(const at::Tensor& x, const
   return run("fused_add_rms_norm", x, &residual, weight, eps, Rounding::Fused);
 }
 
+// Meta: the outputs' metadata without running a kernel (torch.compile's fake tensors, shape
+// inference), after the checks that need no data, so a bad dtype or rounding fails while tracing.
+at::Tensor rms_norm_meta(const at::Tensor& x, const std::optional<at::Tensor>&, double) {
+  dtype_of(x, "x");
+  return empty_output_like(x);
+}
+
+at::Tensor rms_norm_rounding_meta(const at::Tensor& x, const std::optional<at::Tensor>& weight, double eps,
+                                  c10::string_view rounding) {
+  parse_rounding(rounding);
+  return rms_norm_meta(x, weight, eps);
+}
+
+std::tuple<at::Tensor, at::Tensor> fused_add_rms_norm_meta(const at::Tensor& x, const at::Tensor&,
+                                                           const std::optional<at::Tensor>& weight, double eps) {
+  return {rms_norm_meta(x, weight, eps), empty_output_like(x)};
+}
+
 }  // namespace
 }  // namespace khub_kernels::rmsnorm
 
@@ -118,5 +135,12 @@ KHUB_LIBRARY_IMPL(CUDA, m) {
   m.impl("fused_add_rms_norm", &fused_add_rms_norm);
 }
 #endif
+
+KHUB_LIBRARY_IMPL(Meta, m) {
+  using namespace khub_kernels::rmsnorm;
+  m.impl("rms_norm", &rms_norm_meta);
+  m.impl("rms_norm_rounding", &rms_norm_rounding_meta);
+  m.impl("fused_add_rms_norm", &fused_add_rms_norm_meta);
+}
 
 KHUB_REGISTER_EXTENSION()

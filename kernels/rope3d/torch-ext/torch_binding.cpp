@@ -40,13 +40,20 @@ void per_token(const at::Tensor& t, const at::Tensor& x, int64_t width, at::Scal
   p.stride_s = t.stride(1);
 }
 
+// q must be [B, S, D] with D even, in a supported dtype: the checks that need no data, which the
+// Meta registrations run too.
+void check_q_shape(const char* op, const at::Tensor& q) {
+  dtype_of(q, "q");
+  TORCH_CHECK(q.dim() == 3, op, ": q must have shape [B, S, D], got ", q.sym_sizes());
+  TORCH_SYM_CHECK((q.sym_size(2) % 2).sym_eq(0), op, ": D must be even (channel pairs), got ", q.sym_size(2));
+}
+
 RopeArgs make_args(const char* op, const at::Tensor& q, const at::Tensor* k) {
   check_backend(q, op);
+  check_q_shape(op, q);
   RopeArgs a;
   a.dtype = dtype_of(q, "q");
-  TORCH_CHECK(q.dim() == 3, op, ": q must have shape [B, S, D], got ", q.sizes());
   a.d = q.size(2);
-  TORCH_CHECK(a.d % 2 == 0, op, ": D must be even (channel pairs), got ", a.d);
   a.q = q.data_ptr();
   a.q_layout = row_layout(q, "q");
   a.trig.seq = std::max<int64_t>(q.size(1), 1);
@@ -85,9 +92,8 @@ void set_table(RopeArgs& a, const char* op, const at::Tensor& q, const at::Tenso
 }
 
 Pair launch(const char* op, RopeArgs& a, const at::Tensor& q, const at::Tensor* k, bool trig_aligned) {
-  const auto opts = q.options().memory_format(at::MemoryFormat::Contiguous);
-  at::Tensor qo = at::empty(q.sizes(), opts);
-  at::Tensor ko = k ? at::empty(q.sizes(), opts) : at::Tensor();
+  at::Tensor qo = empty_output_like(q);
+  at::Tensor ko = k ? empty_output_like(q) : at::Tensor();
   a.q_out = qo.data_ptr();
   a.k_out = k ? ko.data_ptr() : nullptr;
   if (qo.numel() == 0) return {qo, ko};
@@ -199,6 +205,37 @@ Pair ltx_rope_tables(const at::Tensor& positions, int64_t dim, double theta) {
   return {at::cos(angles), at::sin(angles)};
 }
 
+// Meta: the outputs' metadata without running a kernel (torch.compile's fake tensors, shape
+// inference), after the checks that need no data. k's output has q's shape, as launch() allocates it.
+Pair meta_qk(const char* op, const at::Tensor& q) {
+  check_q_shape(op, q);
+  return {empty_output_like(q), empty_output_like(q)};
+}
+
+at::Tensor apply_rotary_emb_meta(const at::Tensor& x, const at::Tensor&, const at::Tensor&) {
+  check_q_shape("apply_rotary_emb", x);
+  return empty_output_like(x);
+}
+
+Pair apply_rotary_emb_qk_meta(const at::Tensor& q, const at::Tensor&, const at::Tensor&, const at::Tensor&) {
+  return meta_qk("apply_rotary_emb_qk", q);
+}
+
+Pair apply_rotary_emb_table_qk_meta(const at::Tensor& q, const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                    const at::Tensor&) {
+  return meta_qk("apply_rotary_emb_table_qk", q);
+}
+
+Pair apply_rotary_emb_coords_qk_meta(const at::Tensor& q, const at::Tensor&, const at::Tensor&, const at::Tensor&) {
+  return meta_qk("apply_rotary_emb_coords_qk", q);
+}
+
+Pair rms_norm_rope_table_qk_meta(const at::Tensor& q, const at::Tensor&, const std::optional<at::Tensor>&,
+                                 const std::optional<at::Tensor>&, double, const at::Tensor&, const at::Tensor&,
+                                 const at::Tensor&) {
+  return meta_qk("rms_norm_rope_table_qk", q);
+}
+
 }  // namespace
 }  // namespace khub_kernels::rope3d
 
@@ -226,5 +263,16 @@ KHUB_LIBRARY_IMPL(CPU, m) { KHUB_ROPE_IMPLS(m); }
 #ifdef KHUB_KERNEL_CUDA
 KHUB_LIBRARY_IMPL(CUDA, m) { KHUB_ROPE_IMPLS(m); }
 #endif
+
+// ltx_rope_tables is made of ATen ops, which all have Meta kernels: the same function serves.
+KHUB_LIBRARY_IMPL(Meta, m) {
+  using namespace khub_kernels::rope3d;
+  m.impl("apply_rotary_emb", &apply_rotary_emb_meta);
+  m.impl("apply_rotary_emb_qk", &apply_rotary_emb_qk_meta);
+  m.impl("apply_rotary_emb_table_qk", &apply_rotary_emb_table_qk_meta);
+  m.impl("apply_rotary_emb_coords_qk", &apply_rotary_emb_coords_qk_meta);
+  m.impl("rms_norm_rope_table_qk", &rms_norm_rope_table_qk_meta);
+  m.impl("ltx_rope_tables", &ltx_rope_tables);
+}
 
 KHUB_REGISTER_EXTENSION()

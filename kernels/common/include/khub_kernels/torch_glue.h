@@ -3,6 +3,7 @@
 #pragma once
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
 
 #include <algorithm>
@@ -81,6 +82,13 @@ inline bool rows_aligned16(const at::Tensor& t, const RowLayout& l) {
 }
 
 inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// The output an op allocates for input t: t's sizes, contiguous, t's dtype and device. Sizes stay
+// symbolic under torch.compile's fake tensors. The kernels and the Meta registrations both
+// allocate through it, so they agree on every output's metadata.
+inline at::Tensor empty_output_like(const at::Tensor& t) {
+  return at::empty_symint(t.sym_sizes(), t.options().memory_format(at::MemoryFormat::Contiguous));
+}
 
 // Runs f(row_begin, row_end) over [0, rows) in up to at::get_num_threads() parts of at least ~64K
 // elements (rows of n), on the calling thread and as tasks on torch's inter-op pool (at::launch).
