@@ -4,11 +4,22 @@ Same math and shapes as the C++ example: AdaLN modulation of a weight-less RMSNo
 (eps 1e-5) + diffusers' apply_rotary_emb with LTX's 3D tables, GELU-tanh of the feed-forward hidden.
 Times with CUDA events (median of 100 after warm-up) and prints one JSON object; examples/ltx_block
 prints khub's time for the same shapes, so the two together give the speedups in docs/benchmarks.md.
-Usage: python bench/ltx_block_baselines.py [--frames 7 --height 16 --width 24]
+
+--khub ROOT also times the block on khub's ops from Python, eagerly and inside torch.compile (their
+Meta registrations let it trace them; fullgraph=True), with each kernel's variant for this torch
+and device imported from ROOT/<kernel>/build/ as a package, no `kernels` client needed. It checks
+khub's outputs against the eager block's first (max |diff| in the JSON). The compiled khub block
+against the compiled PyTorch block is ops.md's custom-ops-plus-compile comparison.
+--device cpu runs the same on the CPU (a smoke test with small shapes; perf_counter timing).
+Usage: python bench/ltx_block_baselines.py [--frames 7 --height 16 --width 24] [--khub kernels]
 """
 import argparse
+import importlib.util
 import json
 import math
+import sys
+import time
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -45,6 +56,13 @@ def block(hidden, scale, shift, q, k, wq, wk, cos, sin, ff):
 def median_us(fn, reps=100):
     for _ in range(10):
         fn()
+    if not torch.cuda.is_available():
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t0) * 1e6)
+        return sorted(times)[reps // 2]
     torch.cuda.synchronize()
     times = []
     for _ in range(reps):
@@ -57,13 +75,41 @@ def median_us(fn, reps=100):
     return sorted(times)[reps // 2]
 
 
+def import_variant(root, kernel, device):
+    """The kernel's variant for the running torch and device, imported from its build/ folder."""
+    major, minor = torch.__version__.split("+")[0].split(".")[:2]
+    backend = "cpu" if device == "cpu" else "cu" + torch.version.cuda.replace(".", "")
+    path = Path(root) / kernel / "build" / f"torch{major}{minor}-cxx11-{backend}-x86_64-linux"
+    if not (path / "__init__.py").is_file():
+        sys.exit(f"ltx_block_baselines: no {kernel} variant at {path}; build khub_kernels for this torch first")
+    spec = importlib.util.spec_from_file_location(f"khub_{kernel}", path / "__init__.py",
+                                                  submodule_search_locations=[str(path)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def khub_block_fn(root, device):
+    adaln, rope, geglu = (import_variant(root, k, device) for k in ("adaln", "rope3d", "geglu"))
+
+    def khub_block(hidden, scale, shift, q, k, wq, wk, cos_t, sin_t, index, ff):
+        n = adaln.adaln_rms(hidden, scale, shift, 1e-6)
+        qr, kr = rope.rms_norm_rope_table_qk(q, k, wq, wk, 1e-5, cos_t, sin_t, index)
+        return n, qr, kr, geglu.gelu_tanh(ff)
+
+    return khub_block, rope.ltx_video_tables
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--frames", type=int, default=7)
     p.add_argument("--height", type=int, default=16)
     p.add_argument("--width", type=int, default=24)
+    p.add_argument("--khub", metavar="ROOT", help="also time khub's ops (variants under ROOT/<kernel>/build)")
+    p.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     a = p.parse_args()
-    dev, b = "cuda", 2
+    dev, b = a.device, 2
     s = a.frames * a.height * a.width
     bf = dict(device=dev, dtype=torch.bfloat16)
     hidden, q, k = (torch.randn(b, s, D, **bf) for _ in range(3))
@@ -74,8 +120,18 @@ def main():
     cos, sin = rope_tables(b, a.frames, a.height, a.width, dev)
     args = (hidden, scale, shift, q, k, wq, wk, cos, sin, ff)
     compiled = torch.compile(block, dynamic=False)
-    out = {"shape": [b, s, D], "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
-           "eager_us": median_us(lambda: block(*args)), "compile_us": median_us(lambda: compiled(*args))}
+    out = {"shape": [b, s, D], "gpu": torch.cuda.get_device_name() if dev == "cuda" else "cpu",
+           "torch": torch.__version__, "eager_us": median_us(lambda: block(*args)),
+           "compile_us": median_us(lambda: compiled(*args))}
+    if a.khub:
+        khub_block, tables = khub_block_fn(a.khub, dev)
+        cos_t, sin_t, index = tables(a.frames, a.height, a.width, dim=D, device=dev)
+        kargs = (hidden, scale, shift, q, k, wq, wk, cos_t, sin_t, index, ff)
+        want, got = block(*args), khub_block(*kargs)
+        out["khub_max_abs_diff"] = max((g.float() - w.float()).abs().max().item() for g, w in zip(got, want))
+        khub_compiled = torch.compile(khub_block, dynamic=False, fullgraph=True)
+        out["khub_eager_us"] = median_us(lambda: khub_block(*kargs))
+        out["khub_compile_us"] = median_us(lambda: khub_compiled(*kargs))
     print(json.dumps(out))
 
 
