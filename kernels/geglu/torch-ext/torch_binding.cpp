@@ -17,6 +17,18 @@ namespace {
 
 using namespace khub_kernels::glue;
 
+// The op's output for x (at least 1-D): contiguous, x's sizes with the last one halved when gated
+// (which needs it even). Sizes stay symbolic, so the Meta registrations allocate through it too.
+at::Tensor empty_output(const char* op, const at::Tensor& x, bool gated) {
+  std::vector<c10::SymInt> shape(x.sym_sizes().begin(), x.sym_sizes().end());
+  if (gated) {
+    TORCH_SYM_CHECK((shape.back() % 2).sym_eq(0), op, ": last dimension must be even (value | gate), got ",
+                    shape.back());
+    shape.back() = shape.back() / 2;
+  }
+  return at::empty_symint(shape, x.options().memory_format(at::MemoryFormat::Contiguous));
+}
+
 at::Tensor run(const char* op, const at::Tensor& x, bool gated, Act act) {
   check_backend(x, op);
   GegluArgs a;
@@ -25,12 +37,8 @@ at::Tensor run(const char* op, const at::Tensor& x, bool gated, Act act) {
   a.x = x.data_ptr();
   a.gated = gated;
   a.act = act;
-  const int64_t last = x.size(-1);
-  if (gated) TORCH_CHECK(last % 2 == 0, op, ": last dimension must be even (value | gate), got ", last);
-  a.n = gated ? last / 2 : last;
-  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
-  shape.back() = a.n;
-  at::Tensor out = at::empty(shape, x.options().memory_format(at::MemoryFormat::Contiguous));
+  at::Tensor out = empty_output(op, x, gated);
+  a.n = out.size(-1);
   a.out = out.data_ptr();
   if (out.numel() == 0) return out;
   if (x.is_cpu()) {
@@ -54,22 +62,16 @@ at::Tensor geglu(const at::Tensor& x, bool approximate) {
 at::Tensor gelu_tanh(const at::Tensor& x) { return run("gelu_tanh", x, false, Act::GeluTanh); }
 
 // Meta: the output's metadata without running a kernel (torch.compile's fake tensors, shape
-// inference), after the checks that need no data. geglu's output is contiguous with the last
-// dimension halved, as run() allocates it.
-at::Tensor geglu_meta(const at::Tensor& x, bool) {
+// inference), after the checks that need no data; allocated as run() allocates it.
+at::Tensor meta(const char* op, const at::Tensor& x, bool gated) {
   dtype_of(x, "x");
   TORCH_CHECK(x.dim() >= 1, "x: expected at least 1 dimension, got a scalar");
-  std::vector<c10::SymInt> shape(x.sym_sizes().begin(), x.sym_sizes().end());
-  TORCH_SYM_CHECK((shape.back() % 2).sym_eq(0), "geglu: last dimension must be even (value | gate), got ",
-                  shape.back());
-  shape.back() = shape.back() / 2;
-  return at::empty_symint(shape, x.options().memory_format(at::MemoryFormat::Contiguous));
+  return empty_output(op, x, gated);
 }
 
-at::Tensor gelu_tanh_meta(const at::Tensor& x) {
-  dtype_of(x, "x");
-  return empty_output_like(x);
-}
+at::Tensor geglu_meta(const at::Tensor& x, bool) { return meta("geglu", x, true); }
+
+at::Tensor gelu_tanh_meta(const at::Tensor& x) { return meta("gelu_tanh", x, false); }
 
 }  // namespace
 }  // namespace khub_kernels::geglu
