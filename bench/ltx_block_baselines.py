@@ -9,7 +9,12 @@ prints khub's time for the same shapes, so the two together give the speedups in
 Meta registrations let it trace them; fullgraph=True), with each kernel's variant for this torch
 and device imported from ROOT/<kernel>/build/ as a package, no `kernels` client needed. It checks
 khub's outputs against the eager block's first (max |diff| in the JSON). The compiled khub block
-against the compiled PyTorch block is ops.md's custom-ops-plus-compile comparison.
+against the compiled PyTorch block is ops.md's custom-ops-plus-compile comparison. On CUDA both
+blocks are also compiled with mode="reduce-overhead" (CUDA graphs, the ops captured in them).
+Each time is a median of one call alone ("_us", where the GPU waits for the host's work before the
+first kernel: Dynamo's guards, cudagraph trees' bookkeeping) and per call in a loop of ten
+("_loop_us", where the host runs ahead as in a denoising loop, unless its work per call is longer
+than the GPU's).
 --device cpu runs the same on the CPU (a smoke test with small shapes; perf_counter timing).
 Usage: python bench/ltx_block_baselines.py [--frames 7 --height 16 --width 24] [--khub kernels]
 """
@@ -53,26 +58,53 @@ def block(hidden, scale, shift, q, k, wq, wk, cos, sin, ff):
     return n, qr, kr, F.gelu(ff, approximate="tanh")
 
 
-def median_us(fn, reps=100):
+def median_us(fn, reps=100, batch=1):
+    """Median time of one call. batch > 1 times that many back-to-back calls between two events and
+    divides: the host runs ahead of the GPU, as in a denoising loop, so a wrapper's host time (the
+    compiled function's guards) hides behind the kernels instead of adding to each call."""
     for _ in range(10):
         fn()
     if not torch.cuda.is_available():
         times = []
         for _ in range(reps):
             t0 = time.perf_counter()
-            fn()
-            times.append((time.perf_counter() - t0) * 1e6)
+            for _ in range(batch):
+                fn()
+            times.append((time.perf_counter() - t0) * 1e6 / batch)
         return sorted(times)[reps // 2]
     torch.cuda.synchronize()
     times = []
     for _ in range(reps):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        fn()
+        for _ in range(batch):
+            fn()
         end.record()
         end.synchronize()
-        times.append(start.elapsed_time(end) * 1000)
+        times.append(start.elapsed_time(end) * 1000 / batch)
     return sorted(times)[reps // 2]
+
+
+def host_us(fn, reps=30, batch=10):
+    """Median host time of one call (Python, guards, launches), over loops of ten not waited for."""
+    times = []
+    for _ in range(reps):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(batch):
+            fn()
+        times.append((time.perf_counter() - t0) * 1e6 / batch)
+    torch.cuda.synchronize()
+    return sorted(times)[reps // 2]
+
+
+def timings(name, fn):
+    """One call alone (the GPU may wait for the host), per call in a loop of ten, and on CUDA the
+    host's time a call."""
+    out = {f"{name}_us": median_us(fn), f"{name}_loop_us": median_us(fn, reps=30, batch=10)}
+    if torch.cuda.is_available():
+        out[f"{name}_host_us"] = host_us(fn)
+    return out
 
 
 def import_variant(root, kernel, device):
@@ -121,8 +153,8 @@ def main():
     args = (hidden, scale, shift, q, k, wq, wk, cos, sin, ff)
     compiled = torch.compile(block, dynamic=False)
     out = {"shape": [b, s, D], "gpu": torch.cuda.get_device_name() if dev == "cuda" else "cpu",
-           "torch": torch.__version__, "eager_us": median_us(lambda: block(*args)),
-           "compile_us": median_us(lambda: compiled(*args))}
+           "torch": torch.__version__, **timings("eager", lambda: block(*args)),
+           **timings("compile", lambda: compiled(*args))}
     if a.khub:
         khub_block, tables = khub_block_fn(a.khub, dev)
         cos_t, sin_t, index = tables(a.frames, a.height, a.width, dim=D, device=dev)
@@ -130,8 +162,25 @@ def main():
         want, got = block(*args), khub_block(*kargs)
         out["khub_max_abs_diff"] = max((g.float() - w.float()).abs().max().item() for g, w in zip(got, want))
         khub_compiled = torch.compile(khub_block, dynamic=False, fullgraph=True)
-        out["khub_eager_us"] = median_us(lambda: khub_block(*kargs))
-        out["khub_compile_us"] = median_us(lambda: khub_compiled(*kargs))
+        out |= timings("khub_eager", lambda: khub_block(*kargs))
+        out |= timings("khub_compile", lambda: khub_compiled(*kargs))
+        if dev == "cuda":
+            for t in kargs:
+                torch._dynamo.mark_static_address(t)
+            khub_graphed = torch.compile(lambda *t: khub_block(*t), dynamic=False, fullgraph=True, mode="reduce-overhead")
+            got = khub_graphed(*kargs)
+            got = khub_graphed(*kargs)  # the second call replays the recorded graph
+            out["khub_graphs_max_abs_diff"] = max((g.float() - w.float()).abs().max().item()
+                                                  for g, w in zip(got, want))
+            out |= timings("khub_compile_graphs", lambda: khub_graphed(*kargs))
+    # Last: marking the inputs static changes how later compiles treat them.
+    if dev == "cuda":  # CUDA graphs through torch.compile's cudagraph trees, as a serving stack runs it
+        # A new function, so Dynamo compiles it afresh with the inputs marked static (at fixed
+        # addresses, as a model's are): the recorded graph then copies none of them in.
+        for t in args:
+            torch._dynamo.mark_static_address(t)
+        graphed = torch.compile(lambda *t: block(*t), dynamic=False, mode="reduce-overhead")
+        out |= timings("compile_graphs", lambda: graphed(*args))
     print(json.dumps(out))
 
 
