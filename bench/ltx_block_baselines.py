@@ -16,7 +16,11 @@ first kernel: Dynamo's guards, cudagraph trees' bookkeeping) and per call in a l
 ("_loop_us", where the host runs ahead as in a denoising loop, unless its work per call is longer
 than the GPU's).
 --device cpu runs the same on the CPU (a smoke test with small shapes; perf_counter timing).
+--max-rel-diff E fails the run when a khub output (eager, compiled, graphed) is further than
+E x max(|eager|, 1) from the eager block's: the eager block rounds to bf16 after each op, so 2 bf16
+ulps (0.016) are normal and ctest's smoke run (bench_ltx_block_cpu) allows 0.03.
 Usage: python bench/ltx_block_baselines.py [--frames 7 --height 16 --width 24] [--khub kernels]
+                                           [--device cpu] [--max-rel-diff E]
 """
 import argparse
 import importlib.util
@@ -122,6 +126,12 @@ def import_variant(root, kernel, device):
     return module
 
 
+def rel_diff(got, want):
+    """Largest |got - want| / max(|want|, 1) over all outputs: bf16 rounding gives ~2^-8 a step."""
+    return max(((g.float() - w.float()).abs() / w.float().abs().clamp(min=1)).max().item()
+               for g, w in zip(got, want))
+
+
 def khub_block_fn(root, device):
     adaln, rope, geglu = (import_variant(root, k, device) for k in ("adaln", "rope3d", "geglu"))
 
@@ -140,7 +150,10 @@ def main():
     p.add_argument("--width", type=int, default=24)
     p.add_argument("--khub", metavar="ROOT", help="also time khub's ops (variants under ROOT/<kernel>/build)")
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
+    p.add_argument("--max-rel-diff", type=float, metavar="E",
+                   help="exit 1 if a khub output differs from the eager block's by more than E x max(|eager|, 1)")
     a = p.parse_args()
+    torch.manual_seed(0)
     dev, b = a.device, 2
     s = a.frames * a.height * a.width
     bf = dict(device=dev, dtype=torch.bfloat16)
@@ -161,7 +174,9 @@ def main():
         kargs = (hidden, scale, shift, q, k, wq, wk, cos_t, sin_t, index, ff)
         want, got = block(*args), khub_block(*kargs)
         out["khub_max_abs_diff"] = max((g.float() - w.float()).abs().max().item() for g, w in zip(got, want))
+        out["khub_max_rel_diff"] = rel_diff(got, want)
         khub_compiled = torch.compile(khub_block, dynamic=False, fullgraph=True)
+        out["khub_compile_max_rel_diff"] = rel_diff(khub_compiled(*kargs), want)
         out |= timings("khub_eager", lambda: khub_block(*kargs))
         out |= timings("khub_compile", lambda: khub_compiled(*kargs))
         if dev == "cuda":
@@ -170,8 +185,7 @@ def main():
             khub_graphed = torch.compile(lambda *t: khub_block(*t), dynamic=False, fullgraph=True, mode="reduce-overhead")
             got = khub_graphed(*kargs)
             got = khub_graphed(*kargs)  # the second call replays the recorded graph
-            out["khub_graphs_max_abs_diff"] = max((g.float() - w.float()).abs().max().item()
-                                                  for g, w in zip(got, want))
+            out["khub_graphs_max_rel_diff"] = rel_diff(got, want)
             out |= timings("khub_compile_graphs", lambda: khub_graphed(*kargs))
     # Last: marking the inputs static changes how later compiles treat them.
     if dev == "cuda":  # CUDA graphs through torch.compile's cudagraph trees, as a serving stack runs it
@@ -182,6 +196,10 @@ def main():
         graphed = torch.compile(lambda *t: block(*t), dynamic=False, mode="reduce-overhead")
         out |= timings("compile_graphs", lambda: graphed(*args))
     print(json.dumps(out))
+    worst = max((v for key, v in out.items() if key.endswith("_rel_diff")), default=0.0)
+    if a.max_rel_diff is not None and worst > a.max_rel_diff:
+        sys.exit(f"ltx_block_baselines: khub's block differs from the eager block by {worst:.3g} "
+                 f"(relative), over --max-rel-diff {a.max_rel_diff}")
 
 
 if __name__ == "__main__":
