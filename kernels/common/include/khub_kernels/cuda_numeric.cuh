@@ -70,11 +70,21 @@ cudaError_t dispatch_storage(DType d, F&& f) {
   return cudaErrorInvalidValue;
 }
 
+// The instructions of a row's read, bypassing L1 and allocating in it evict-last. A compile-time
+// hook, so the probe can time other load paths (non-coherent or not, other L1 priorities) with
+// every kernel unchanged otherwise (docs/gpu-testing.md); the shipped builds use these defaults.
+#ifndef KHUB_LDG_STREAM
+#define KHUB_LDG_STREAM "ld.global.nc.L1::no_allocate.v4.u32"
+#endif
+#ifndef KHUB_LDG_L1_LAST
+#define KHUB_LDG_L1_LAST "ld.global.nc.L1::evict_last.v4.u32"
+#endif
+
 // 16-byte load of streamed data (read once): read-only path, no L1 allocation, so L1 keeps the
 // vectors that are reused across rows (weights, modulation, RoPE tables).
 __device__ __forceinline__ uint4 ldg_stream(const void* p) {
   uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+  asm volatile(KHUB_LDG_STREAM " {%0, %1, %2, %3}, [%4];"
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                : "l"(p));
   return v;
@@ -120,7 +130,7 @@ __device__ __forceinline__ uint4 ldg_l1(const void* p) {
                    : "l"(p), "l"(policy));
     }
   } else if constexpr (EvictLast) {
-    asm volatile("ld.global.nc.L1::evict_last.v4.u32 {%0, %1, %2, %3}, [%4];"
+    asm volatile(KHUB_LDG_L1_LAST " {%0, %1, %2, %3}, [%4];"
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                  : "l"(p));
   } else {
