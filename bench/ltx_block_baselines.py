@@ -62,6 +62,23 @@ def block(hidden, scale, shift, q, k, wq, wk, cos, sin, ff):
     return n, qr, kr, F.gelu(ff, approximate="tanh")
 
 
+def host_us(fn, reps=30, batch=10):
+    """Median host time of one call (Python, guards, launches) over loops of batch calls that are
+    not waited for; on the CPU, where the ops run in the call, the time of the call."""
+    cuda = torch.cuda.is_available()
+    times = []
+    for _ in range(reps):
+        if cuda:
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(batch):
+            fn()
+        times.append((time.perf_counter() - t0) * 1e6 / batch)
+    if cuda:
+        torch.cuda.synchronize()
+    return sorted(times)[reps // 2]
+
+
 def median_us(fn, reps=100, batch=1):
     """Median time of one call. batch > 1 times that many back-to-back calls between two events and
     divides: the host runs ahead of the GPU, as in a denoising loop, so a wrapper's host time (the
@@ -69,13 +86,7 @@ def median_us(fn, reps=100, batch=1):
     for _ in range(10):
         fn()
     if not torch.cuda.is_available():
-        times = []
-        for _ in range(reps):
-            t0 = time.perf_counter()
-            for _ in range(batch):
-                fn()
-            times.append((time.perf_counter() - t0) * 1e6 / batch)
-        return sorted(times)[reps // 2]
+        return host_us(fn, reps, batch)
     torch.cuda.synchronize()
     times = []
     for _ in range(reps):
@@ -86,19 +97,6 @@ def median_us(fn, reps=100, batch=1):
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end) * 1000 / batch)
-    return sorted(times)[reps // 2]
-
-
-def host_us(fn, reps=30, batch=10):
-    """Median host time of one call (Python, guards, launches), over loops of ten not waited for."""
-    times = []
-    for _ in range(reps):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(batch):
-            fn()
-        times.append((time.perf_counter() - t0) * 1e6 / batch)
-    torch.cuda.synchronize()
     return sorted(times)[reps // 2]
 
 
@@ -124,6 +122,16 @@ def import_variant(root, kernel, device):
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def compile_graphed(fn, inputs, **options):
+    """fn compiled with mode="reduce-overhead" (CUDA graphs through cudagraph trees, as a serving
+    stack runs it), its inputs marked static (at fixed addresses, as a model's are) so the recorded
+    graph copies none of them in. The marks only take on a function Dynamo has not compiled
+    before, hence the new lambda."""
+    for t in inputs:
+        torch._dynamo.mark_static_address(t)
+    return torch.compile(lambda *t: fn(*t), dynamic=False, mode="reduce-overhead", **options)
 
 
 def rel_diff(got, want):
@@ -180,20 +188,14 @@ def main():
         out |= timings("khub_eager", lambda: khub_block(*kargs))
         out |= timings("khub_compile", lambda: khub_compiled(*kargs))
         if dev == "cuda":
-            for t in kargs:
-                torch._dynamo.mark_static_address(t)
-            khub_graphed = torch.compile(lambda *t: khub_block(*t), dynamic=False, fullgraph=True, mode="reduce-overhead")
+            khub_graphed = compile_graphed(khub_block, kargs, fullgraph=True)
             got = khub_graphed(*kargs)
             got = khub_graphed(*kargs)  # the second call replays the recorded graph
             out["khub_graphs_max_rel_diff"] = rel_diff(got, want)
             out |= timings("khub_compile_graphs", lambda: khub_graphed(*kargs))
     # Last: marking the inputs static changes how later compiles treat them.
-    if dev == "cuda":  # CUDA graphs through torch.compile's cudagraph trees, as a serving stack runs it
-        # A new function, so Dynamo compiles it afresh with the inputs marked static (at fixed
-        # addresses, as a model's are): the recorded graph then copies none of them in.
-        for t in args:
-            torch._dynamo.mark_static_address(t)
-        graphed = torch.compile(lambda *t: block(*t), dynamic=False, mode="reduce-overhead")
+    if dev == "cuda":
+        graphed = compile_graphed(block, args)
         out |= timings("compile_graphs", lambda: graphed(*args))
     print(json.dumps(out))
     worst = max((v for key, v in out.items() if key.endswith("_rel_diff")), default=0.0)
