@@ -104,6 +104,12 @@ int main(int argc, char** argv) {
       // Rows of 4096 at 16 MiB with a weight per buffer set, as kernels_bench has it: the L1 read's
       // cold cost differed between the probe and kernels_bench (version 20).
       [] { return rms<bf16, false, true>(2048, 4096, "[1,2048,4096]"); },
+      // Few rows with a weight per buffer set (kernels_bench's cold weight): the weight's round trip.
+      [] { return rms<bf16, false, true>(128, 4096, "[1,128,4096]"); },
+      [] { return rms<bf16, false, true>(64, 4096, "[64,1,4096]"); },
+      [] { return rms<bf16, false, true>(1024, 4096, "[1,1024,4096]"); },
+      [] { return rms<bf16, false, true>(1024, 2048, "[1,1024,2048]"); },
+      [] { return rms<float, false, true>(5376, 2048, "[2,2688,2048]"); },
   };
   for (auto& make : all) {
     Workload w = make();

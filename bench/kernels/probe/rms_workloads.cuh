@@ -65,6 +65,8 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
         dedicated("reload L1 G128 CH2 MinB16", rn::launch_reload<T, 128, 2, 16, RR::L1Keep>);
         dedicated("keep L1 G128 CH2 MinB16", rn::launch_keep<T, 128, 2, 16, true>);
         dedicated("keep L1 G128 CH2 MinB12", rn::launch_keep<T, 128, 2, 12, true>);
+        dedicated("keep L1 G128 CH2 MinB16 wfirst", rn::launch_keep<T, 128, 2, 16, true, true>);
+        dedicated("keep G128 CH2 MinB12 wfirst", rn::launch_keep<T, 128, 2, 12, false, true>);
         dedicated("keep L1 G256 CH1 MinB8", rn::launch_keep<T, 256, 1, 8, true>);
         dedicated("keep G128 CH2 MinB12, 2", rn::launch_keep<T, 128, 2, 12>);
         dedicated("reload G128 CH2 MinB16, 2", rn::launch_reload<T, 128, 2, 16>);
@@ -78,6 +80,7 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
         dedicated("reload L1 G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8, RR::L1Keep>);
         dedicated("keep L1 G256 CH2 MinB8", rn::launch_keep<T, 256, 2, 8, true>);
         dedicated("keep L1 G512 CH1 MinB4", rn::launch_keep<T, 512, 1, 4, true>);
+        dedicated("keep G256 CH2 MinB8 wfirst", rn::launch_keep<T, 256, 2, 8, false, true>);
         dedicated("keep G256 CH2 MinB8, 2", rn::launch_keep<T, 256, 2, 8>);
       }
       if (n == 4096 && rows <= 128) {
@@ -88,7 +91,11 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
         dedicated("keep G128 CH4 MinB8", rn::launch_keep<T, 128, 4, 8>);
         dedicated("keep G64 CH8 MinB8", rn::launch_keep<T, 64, 8, 8>);
         add("engine G256 CH2 MinB6", fast<RmsOp, 256, 2, 6>(op, rows, n, 1e-6f));
+        // The weight loaded with the row, before the reduction: one memory round trip, not two.
+        dedicated("keep G512 CH1 MinB4 wfirst", rn::launch_keep<T, 512, 1, 4, false, true>);
+        dedicated("keep G256 CH2 MinB8 wfirst", rn::launch_keep<T, 256, 2, 8, false, true>);
         dedicated("keep G512 CH1 MinB4, 2", rn::launch_keep<T, 512, 1, 4>);
+        dedicated("keep G512 CH1 MinB4 wfirst, 2", rn::launch_keep<T, 512, 1, 4, false, true>);
       }
       if (n == 3072) {
         add("engine G128 CH4 MinB6", fast<RmsOp, 128, 4, 6>(op, rows, n, 1e-6f));
@@ -118,6 +125,7 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
         dedicated("reload L1 G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8, RR::L1Keep>);
         dedicated("keep G256 CH2 MinB8", rn::launch_keep<T, 256, 2, 8>);
         dedicated("keep G128 CH4 MinB6", rn::launch_keep<T, 128, 4, 6>);
+        dedicated("keep G256 CH2 MinB6 wfirst", rn::launch_keep<T, 256, 2, 6, false, true>);
         dedicated("keep G256 CH2 MinB6, 2", rn::launch_keep<T, 256, 2, 6>);
       }
       if (n == 3072) {

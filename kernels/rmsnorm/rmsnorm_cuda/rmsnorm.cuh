@@ -91,12 +91,12 @@ struct RmsNormOp {
 };
 
 // Stores one 16-byte chunk x of a normalised row: (x * r, rounded to T first when RoundFirst) * w,
-// w the matching chunk of the weight. The two dedicated kernels' store.
+// w the matching 16 bytes of the weight. The two dedicated kernels' store.
 template <typename T, bool RoundFirst, bool StreamStore>
-__device__ __forceinline__ void store_chunk(T* out, const uint4& x, const T* w, float r) {
+__device__ __forceinline__ void store_chunk(T* out, const uint4& x, const uint4& w, float r) {
   constexpr int V = 16 / sizeof(T);
   float wv[V], xv[V], y[V];
-  cuda::load_vec<T, V>(w, wv);
+  cuda::unpack16<T>(w, wv);
   cuda::unpack16<T>(x, xv);
 #pragma unroll
   for (int i = 0; i < V; ++i) {
@@ -164,7 +164,8 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
   for (int c = 0; c < CH; ++c) {
     const int idx = (c * G + lane) * V;
     if (idx >= n) continue;
-    store_chunk<T, RoundFirst, StreamStore>(out + row * n + idx, pk[c].u, w + idx, r);
+    const uint4 wc = __ldg(reinterpret_cast<const uint4*>(w + idx));
+    store_chunk<T, RoundFirst, StreamStore>(out + row * n + idx, pk[c].u, wc, r);
   }
 }
 
@@ -183,8 +184,10 @@ cudaError_t launch_reload(const T* x, const RowLayout& xl, const T* w, T* out, i
 // Row state and run-time weight and rounding branches, and with 32-bit offsets within the row:
 // q/k heads [1,8192,32,128] 36.6 -> 36.0 us, [2,8064,2048] 36.2 -> 35.6, [1,8192,4096]
 // 37.4 -> 36.3, [1,2048,4096] 12.9 -> 11.9 (docs/gpu-measurements.md, version 17). L1Keep: the row
-// is read into L1 (cuda::ldg_row).
-template <typename T, int G, int CH, int MinBlocks, bool RoundFirst, bool L1Keep = false>
+// is read into L1 (cuda::ldg_row). WeightFirst: the weight's chunks are loaded with the row's,
+// before the reduction, so a cold weight costs no second memory round trip after it (a probe
+// option for few rows, where that round trip is a large part of the call).
+template <typename T, int G, int CH, int MinBlocks, bool RoundFirst, bool L1Keep = false, bool WeightFirst = false>
 __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     rms_norm_keep_kernel(const T* __restrict__ x, RowLayout xl, const T* __restrict__ w, T* __restrict__ out,
                          int64_t rows, float eps) {
@@ -196,11 +199,16 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
   const int64_t row = static_cast<int64_t>(blockIdx.x) * RPB + threadIdx.x / G;
   const bool active = row < rows;
   const T* xr = (active ? x + cuda::row_offset(xl, row) : x) + lane * V;
-  cuda::Pack16<T> pk[CH];
+  const T* wl = w + lane * V;
+  cuda::Pack16<T> pk[CH], wk[WeightFirst ? CH : 1];
   float ss = 0.f;
   if (active) {
 #pragma unroll
     for (int c = 0; c < CH; ++c) pk[c].u = cuda::ldg_row<L1Keep>(xr + c * G * V);
+    if constexpr (WeightFirst) {
+#pragma unroll
+      for (int c = 0; c < CH; ++c) wk[c].u = cuda::ldg_now(wl + c * G * V);
+    }
     cuda::add_squares<G>(pk, lane, N, ss);
   }
   ss = cuda::group_sum<G>(ss, scratch);
@@ -210,19 +218,24 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
 #pragma unroll
   for (int c = 0; c < CH; ++c) cuda::keep_packed(pk[c].u);
 #pragma unroll
-  for (int c = 0; c < CH; ++c) store_chunk<T, RoundFirst, true>(o + c * G * V, pk[c].u, w + c * G * V + lane * V, r);
+  for (int c = 0; c < CH; ++c) {
+    uint4 wc;
+    if constexpr (WeightFirst) wc = wk[c].u;
+    else wc = __ldg(reinterpret_cast<const uint4*>(wl + c * G * V));
+    store_chunk<T, RoundFirst, true>(o + c * G * V, pk[c].u, wc, r);
+  }
 }
 
 // Returns cudaErrorInvalidValue unless n == G * CH * (16 / sizeof(T)).
-template <typename T, int G, int CH, int MinBlocks, bool L1Keep = false>
+template <typename T, int G, int CH, int MinBlocks, bool L1Keep = false, bool WeightFirst = false>
 cudaError_t launch_keep(const T* x, const RowLayout& xl, const T* w, T* out, int n, float eps, bool round_first,
                         cudaStream_t stream) {
   if (n != G * CH * (16 / static_cast<int>(sizeof(T)))) return cudaErrorInvalidValue;
   if (round_first)
-    return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, true, L1Keep>, xl.rows, stream, x, xl, w, out,
-                                  xl.rows, eps);
-  return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, false, L1Keep>, xl.rows, stream, x, xl, w, out,
-                                xl.rows, eps);
+    return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, true, L1Keep, WeightFirst>, xl.rows, stream,
+                                  x, xl, w, out, xl.rows, eps);
+  return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, false, L1Keep, WeightFirst>, xl.rows, stream,
+                                x, xl, w, out, xl.rows, eps);
 }
 
 }  // namespace khub_kernels::rmsnorm

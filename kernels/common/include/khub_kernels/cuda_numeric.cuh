@@ -141,6 +141,16 @@ __device__ __forceinline__ uint4 ldg_l1(const void* p) {
   return v;
 }
 
+// 16-byte read-only load (allocating in L1) issued where it stands: asm volatile keeps ptxas from
+// sinking it past a barrier to its first use, so it overlaps the loads issued with it.
+__device__ __forceinline__ uint4 ldg_now(const void* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
 // A row's one 16-byte read: bypassing L1 (ldg_stream), or, KeepInL1, allocating in L1 with
 // evict_last priority, which serves an input that comes from L2 faster (graph replay of
 // [2,2688,2048]: RMSNorm 11.5 -> 9.7 us; docs/gpu-measurements.md, version 19).
