@@ -77,6 +77,7 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
         dedicated("keep G256 CH2 MinB8", rn::launch_keep<T, 256, 2, 8>);
         dedicated("reload G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8>);
         dedicated("keep G256 CH2 MinB6", rn::launch_keep<T, 256, 2, 6>);
+        dedicated("keep G256 CH2 MinB6 wfirst", rn::launch_keep<T, 256, 2, 6, false, true>);
         dedicated("reload L1 G256 CH2 MinB8", rn::launch_reload<T, 256, 2, 8, RR::L1Keep>);
         dedicated("keep L1 G256 CH2 MinB8", rn::launch_keep<T, 256, 2, 8, true>);
         dedicated("keep L1 G512 CH1 MinB4", rn::launch_keep<T, 512, 1, 4, true>);
@@ -100,6 +101,8 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
       if (n == 3072) {
         add("engine G128 CH4 MinB6", fast<RmsOp, 128, 4, 6>(op, rows, n, 1e-6f));
         dedicated("keep G128 CH3 MinB8", rn::launch_keep<T, 128, 3, 8>);
+        dedicated("keep G128 CH3 MinB8 wfirst", rn::launch_keep<T, 128, 3, 8, false, true>);
+        dedicated("keep G128 CH3 MinB8, 2", rn::launch_keep<T, 128, 3, 8>);
       }
       if (n == 128) {
         add("engine G8 CH2 MinB6", fast<RmsOp, 8, 2, 6>(op, rows, n, 1e-6f));
@@ -107,6 +110,7 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
         dedicated("keep G8 CH2 MinB8", rn::launch_keep<T, 8, 2, 8>);
         dedicated("keep G16 CH1 MinB8", rn::launch_keep<T, 16, 1, 8>);
         dedicated("keep G16 CH1 MinB12", rn::launch_keep<T, 16, 1, 12>);
+        dedicated("keep G16 CH1 MinB8 wfirst", rn::launch_keep<T, 16, 1, 8, false, true>);
         dedicated("keep L1 G16 CH1 MinB8", rn::launch_keep<T, 16, 1, 8, true>);
         dedicated("keep L1 G8 CH2 MinB8", rn::launch_keep<T, 8, 2, 8, true>);
         dedicated("keep G8 CH2 MinB6, 2", rn::launch_keep<T, 8, 2, 6>);
@@ -115,6 +119,8 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
       if (n == 128) {
         add("engine G16 CH2 MinB6", fast<RmsOp, 16, 2, 6>(op, rows, n, 1e-6f));
         dedicated("keep G16 CH2 MinB6", rn::launch_keep<T, 16, 2, 6>);
+        dedicated("keep G16 CH2 MinB6 wfirst", rn::launch_keep<T, 16, 2, 6, false, true>);
+        dedicated("keep G16 CH2 MinB6, 2", rn::launch_keep<T, 16, 2, 6>);
       }
       if (n == 2048) {
         add("engine G256 CH2 MinB6", fast<RmsOp, 256, 2, 6>(op, rows, n, 1e-6f));
