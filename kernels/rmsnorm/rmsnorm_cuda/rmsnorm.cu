@@ -17,6 +17,17 @@ namespace {
 constexpr int64_t kDedicatedMinRows = 2048;
 constexpr double kMiB = 1 << 20;
 
+// The keep kernel loading the weight with the row, before the reduction (WeightFirst), so no
+// memory round trip follows the reduction: cold 0.2-0.4 us and graph 0.1-0.3 us lower at every
+// configuration below but the few-rows one, where it changed nothing ([2,2688,2048] 14.02-14.08 /
+// 9.77 -> 13.70-13.79 / 9.51-9.55, [1,2048,4096] 11.87-12.00 / 7.54 -> 11.65-11.81 / 7.45,
+// [4,4096,3072] 52.35-52.45 -> 51.97-52.00; docs/gpu-measurements.md, version 22).
+template <typename T, int G, int CH, int MinBlocks, bool L1Keep = false>
+cudaError_t keep_wf(const T* x, const RowLayout& xl, const T* w, T* out, int n, float eps, bool round_first,
+                    cudaStream_t stream) {
+  return launch_keep<T, G, CH, MinBlocks, L1Keep, true>(x, xl, w, out, n, eps, round_first, stream);
+}
+
 template <typename T>
 bool run_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cudaError_t& err) {
   const int64_t rows = a.x_layout.rows;
@@ -40,8 +51,8 @@ bool run_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cu
       return true;
     }
     if (rows < kDedicatedMinRows && (a.n == 2048 || a.n == 4096)) {
-      err = a.n == 2048 ? launch_keep<T, 128, 2, 12>(x, xl, w, out, n, a.eps, rf, stream)
-                        : launch_keep<T, 256, 2, 8>(x, xl, w, out, n, a.eps, rf, stream);
+      err = a.n == 2048 ? keep_wf<T, 128, 2, 12>(x, xl, w, out, n, a.eps, rf, stream)
+                        : keep_wf<T, 256, 2, 8>(x, xl, w, out, n, a.eps, rf, stream);
       return true;
     }
   }
@@ -49,27 +60,27 @@ bool run_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cu
   if constexpr (sizeof(T) == 2) {
     switch (a.n) {
       case 128:  // 16 threads x 1 chunk: [1,8192,32,128] 36.35 -> 35.97 us against 8 x 2 (version 17)
-        err = launch_keep<T, 16, 1, 8>(x, xl, w, out, n, a.eps, rf, stream);
+        err = keep_wf<T, 16, 1, 8>(x, xl, w, out, n, a.eps, rf, stream);
         return true;
       case 2048:
-        if (bytes <= 16 * kMiB) err = launch_keep<T, 128, 2, 16>(x, xl, w, out, n, a.eps, rf, stream);
-        else if (bytes <= 32 * kMiB) err = launch_keep<T, 128, 2, 16, true>(x, xl, w, out, n, a.eps, rf, stream);
-        else err = launch_keep<T, 128, 2, 12>(x, xl, w, out, n, a.eps, rf, stream);
+        if (bytes <= 16 * kMiB) err = keep_wf<T, 128, 2, 16>(x, xl, w, out, n, a.eps, rf, stream);
+        else if (bytes <= 32 * kMiB) err = keep_wf<T, 128, 2, 16, true>(x, xl, w, out, n, a.eps, rf, stream);
+        else err = keep_wf<T, 128, 2, 12>(x, xl, w, out, n, a.eps, rf, stream);
         return true;
-      case 3072: err = launch_keep<T, 128, 3, 8>(x, xl, w, out, n, a.eps, rf, stream); return true;
+      case 3072: err = keep_wf<T, 128, 3, 8>(x, xl, w, out, n, a.eps, rf, stream); return true;
       case 4096:
         // Bypassing L1 at 16 MiB too: reading x into L1 there took graph replay 7.6 -> 6.8 us but
         // kernels_bench's cold time up 0.2-0.8 us ([1,2048,4096] 12.13 -> 12.29-12.35, [8,256,4096]
         // 12.06 -> 12.83-12.86), though the probe had read it 0.1-0.25 lower (version 20).
-        err = bytes <= 32 * kMiB ? launch_keep<T, 256, 2, 8>(x, xl, w, out, n, a.eps, rf, stream)
-                                 : launch_keep<T, 256, 2, 6>(x, xl, w, out, n, a.eps, rf, stream);
+        err = bytes <= 32 * kMiB ? keep_wf<T, 256, 2, 8>(x, xl, w, out, n, a.eps, rf, stream)
+                                 : keep_wf<T, 256, 2, 6>(x, xl, w, out, n, a.eps, rf, stream);
         return true;
       default: return false;
     }
   } else {
     switch (a.n) {
-      case 128: err = launch_keep<T, 16, 2, 6>(x, xl, w, out, n, a.eps, rf, stream); return true;
-      case 2048: err = launch_keep<T, 256, 2, 6>(x, xl, w, out, n, a.eps, rf, stream); return true;
+      case 128: err = keep_wf<T, 16, 2, 6>(x, xl, w, out, n, a.eps, rf, stream); return true;
+      case 2048: err = keep_wf<T, 256, 2, 6>(x, xl, w, out, n, a.eps, rf, stream); return true;
       case 3072: err = launch_reload<T, 256, 3, 6, RowRead::L1KeepL2Hint>(x, xl, w, out, n, a.eps, rf, stream); return true;
       default: return false;
     }

@@ -185,8 +185,7 @@ cudaError_t launch_reload(const T* x, const RowLayout& xl, const T* w, T* out, i
 // q/k heads [1,8192,32,128] 36.6 -> 36.0 us, [2,8064,2048] 36.2 -> 35.6, [1,8192,4096]
 // 37.4 -> 36.3, [1,2048,4096] 12.9 -> 11.9 (docs/gpu-measurements.md, version 17). L1Keep: the row
 // is read into L1 (cuda::ldg_row). WeightFirst: the weight's chunks are loaded with the row's,
-// before the reduction, so a cold weight costs no second memory round trip after it (a probe
-// option for few rows, where that round trip is a large part of the call).
+// before the reduction, so no L2 / DRAM round trip follows it (4 registers a chunk; version 22).
 template <typename T, int G, int CH, int MinBlocks, bool RoundFirst, bool L1Keep = false, bool WeightFirst = false>
 __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     rms_norm_keep_kernel(const T* __restrict__ x, RowLayout xl, const T* __restrict__ w, T* __restrict__ out,
