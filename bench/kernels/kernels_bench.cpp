@@ -3,7 +3,7 @@
 //  * cold: median (p10, p90) of >= 100 calls, each on the next of k buffer sets whose footprint is
 //    >= 4x L2; a sleep kernel ahead of each call keeps host launch time out of the event window;
 //  * warm: CUDA graph of 20 calls on one set, per-call time, median of 30 replays;
-//  * host: wall time per call of 200 back-to-back calls (host-bound for small shapes);
+//  * host: wall time per call of 200 back-to-back calls (host-bound for small shapes), median of 9 loops;
 //  * copy: 1 GiB device-to-device cudaMemcpyAsync, read + write bytes;
 //  * sm_mhz: the SM clock right after each case (a spin of known cycles, event-timed).
 // Usage: kernels_bench --out results.json [--commit SHA] [--filter substring of op + shape + dtype]
@@ -41,6 +41,7 @@ std::vector<double> time_events(int reps, bool gap, const std::function<void(int
 }
 
 int g_graph_warmup = 3;  // replays before the timed ones (--graph-warmup)
+constexpr int kHostLoops = 9, kHostCalls = 200;  // host time: median of 9 loops of 200 calls
 
 // The SM clock in MHz, taken right after a case's timings while the GPU is still busy:
 // `at::cuda::sleep` spins one thread on clock64 for a known number of cycles, so cycles over its
@@ -79,11 +80,18 @@ nlohmann::json run_case(const Case& c, double l2_bytes) {
     warm = stats(per);
   }
   const double mhz = sm_mhz();
-  check(cudaDeviceSynchronize(), "sync");
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < 200; ++i) calls[i % sets]();
-  check(cudaDeviceSynchronize(), "sync");
-  const double host = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / 200;
+  // Host: median over loops, as one loop's time moves with the host's other work (one loop of the
+  // same few-row case read 5.6-8.1 us within a minute on one machine: call 110).
+  std::vector<double> loops;
+  for (int k = 0; k < kHostLoops; ++k) {
+    check(cudaDeviceSynchronize(), "sync");
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kHostCalls; ++i) calls[i % sets]();
+    check(cudaDeviceSynchronize(), "sync");
+    loops.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+                    kHostCalls);
+  }
+  const double host = stats(loops).median;
 
   return {{"op", c.op},          {"shape", c.shape},     {"dtype", c.dtype},        {"bytes", c.bytes},
           {"buffer_sets", sets}, {"cold_us", cold.median}, {"cold_p10_us", cold.p10}, {"cold_p90_us", cold.p90},
