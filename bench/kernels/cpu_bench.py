@@ -36,10 +36,13 @@ def median_ms(fn, reps):
 
 
 def cases(ops):
-    x = torch.randn(4096, 4096, dtype=BF16)
-    w = torch.randn(4096, dtype=BF16) * 0.1 + 1
-    yield ("rms_norm", [4096, 4096], lambda: ops["rmsnorm"].rms_norm(x, w, 1e-6),
-           lambda: F.rms_norm(x, (4096,), w, 1e-6))
+    # Large rows, then rows that fit in cache (Qwen3's hidden norm at 128 tokens, its q/k heads,
+    # a decode batch), where the op is compute-bound.
+    for rows, n in [(4096, 4096), (128, 4096), (8192, 128), (64, 4096)]:
+        x = torch.randn(rows, n, dtype=BF16)
+        w = torch.randn(n, dtype=BF16) * 0.1 + 1
+        yield ("rms_norm", [rows, n], lambda x=x, w=w: ops["rmsnorm"].rms_norm(x, w, 1e-6),
+               lambda x=x, w=w, n=n: F.rms_norm(x, (n,), w, 1e-6))
     g = torch.randn(2, 1024, 8192, dtype=BF16)
     yield ("geglu", [2, 1024, 8192], lambda: ops["geglu"].geglu(g, False),
            lambda: (lambda h, gate: h * F.gelu(gate))(*g.chunk(2, -1)))

@@ -95,6 +95,50 @@ inline int64_t row_offset(const RowLayout& l, int64_t row) {
   return (row / l.inner) * l.stride_outer + (row % l.inner) * l.stride_inner;
 }
 
+// Row offsets of a layout from one row on, without a division a row (rows of 128 are short).
+class RowWalk {
+ public:
+  RowWalk(const RowLayout& l, int64_t row) : l_(l), outer_(row / l.inner), inner_(row % l.inner) {}
+  int64_t outer() const { return outer_; }
+  int64_t inner() const { return inner_; }
+  int64_t offset() const { return outer_ * l_.stride_outer + inner_ * l_.stride_inner; }
+  void next() {
+    if (++inner_ == l_.inner) {
+      inner_ = 0;
+      ++outer_;
+    }
+  }
+
+ private:
+  const RowLayout& l_;
+  int64_t outer_, inner_;
+};
+
+// Sum of squares of p[0..n) as fp32 (stored values or fp32), in kSumLanes interleaved partial sums
+// (element i into sum i mod kSumLanes) added pairwise at the end. One serial chain of adds held the
+// row norms at ~1 ns an element; independent sums keep several vectors of adds in flight. The
+// order is fixed, so results do not depend on how rows are split across threads. Always inlined, so
+// the AVX2 copies of the row loops get it compiled for AVX2.
+constexpr int kSumLanes = 16;
+
+template <typename S>
+[[gnu::always_inline]] inline float sum_squares(const S* p, int64_t n) {
+  float acc[kSumLanes] = {};
+  int64_t i = 0;
+  for (; i + kSumLanes <= n; i += kSumLanes)
+    for (int j = 0; j < kSumLanes; ++j) {
+      const float v = to_float(p[i + j]);
+      acc[j] += v * v;
+    }
+  for (int j = 0; i < n; ++i, ++j) {
+    const float v = to_float(p[i]);
+    acc[j] += v * v;
+  }
+  for (int width = kSumLanes / 2; width > 0; width /= 2)
+    for (int j = 0; j < width; ++j) acc[j] += acc[j + width];
+  return acc[0];
+}
+
 // True when this CPU and its OS support AVX2 and FMA (the OS saves the YMM registers). Read with
 // cpuid/xgetbv directly: __builtin_cpu_supports would pull libgcc's __cpu_model into the module.
 inline bool cpu_has_avx2_fma() {
