@@ -80,27 +80,12 @@ template <typename T>
   }
 }
 
-#if defined(__x86_64__)
-// As RMSNorm's: the same rows compiled for AVX2 + FMA where the CPU has them (FMA rounding may
-// differ from the baseline build within the tolerances; ctest runs both paths).
-template <typename T>
-[[gnu::target("avx2,fma")]] void rows_avx2(const AdaLnArgs& a, int64_t row_begin, int64_t row_end) {
-  rows<T>(a, row_begin, row_end);
-}
-#endif
-
-template <typename T>
-void run(const AdaLnArgs& a, int64_t row_begin, int64_t row_end) {
-#if defined(__x86_64__)
-  if (use_avx2_fma()) return rows_avx2<T>(a, row_begin, row_end);
-#endif
-  rows<T>(a, row_begin, row_end);
-}
-
 }  // namespace
 
 void adaln_cpu(const AdaLnArgs& a, int64_t row_begin, int64_t row_end) {
-  dispatch(a.dtype, [&]<typename T>() { run<T>(a, row_begin, row_end); });
+  dispatch(a.dtype, [&]<typename T>() {
+    with_best_isa([&] [[gnu::always_inline]] { rows<T>(a, row_begin, row_end); });
+  });
 }
 
 }  // namespace khub_kernels::adaln

@@ -78,28 +78,12 @@ template <typename T>
                      : rows_with<T, float, Post::Plain>(a, w, row_begin, row_end);
 }
 
-#if defined(__x86_64__)
-// The modules are built for baseline x86-64 (SSE2, 4 floats a vector); the same rows compiled for
-// AVX2 + FMA run where the CPU has them (8 floats a vector). The sums of squares may then differ
-// from the baseline build by FMA rounding (within the tolerances; ctest runs both paths).
-template <typename T>
-[[gnu::target("avx2,fma")]] void rows_avx2(const RmsNormArgs& a, int64_t row_begin, int64_t row_end) {
-  rows<T>(a, row_begin, row_end);
-}
-#endif
-
-template <typename T>
-void run(const RmsNormArgs& a, int64_t row_begin, int64_t row_end) {
-#if defined(__x86_64__)
-  if (use_avx2_fma()) return rows_avx2<T>(a, row_begin, row_end);
-#endif
-  rows<T>(a, row_begin, row_end);
-}
-
 }  // namespace
 
 void rms_norm_cpu(const RmsNormArgs& a, int64_t row_begin, int64_t row_end) {
-  dispatch(a.dtype, [&]<typename T>() { run<T>(a, row_begin, row_end); });
+  dispatch(a.dtype, [&]<typename T>() {
+    with_best_isa([&] [[gnu::always_inline]] { rows<T>(a, row_begin, row_end); });
+  });
 }
 
 }  // namespace khub_kernels::rmsnorm

@@ -165,6 +165,26 @@ inline bool use_avx2_fma() {
   return !(v && v[0] == '1');
 }
 
+#if defined(__x86_64__)
+template <typename F>
+[[gnu::target("avx2,fma")]] void call_avx2_fma(const F& f) {
+  f();
+}
+#endif
+
+// Runs f() — a lambda over always-inline row loops — compiled for AVX2 + FMA where use_avx2_fma(),
+// else as built. The modules are built for baseline x86-64 (SSE2, 4 floats a vector); the AVX2
+// copy runs 8 a vector, and its results may differ from the baseline build's by FMA rounding
+// (within the tolerances; ctest runs each op's tests on both paths). f and what it calls must
+// inline into call_avx2_fma, or they run as baseline code.
+template <typename F>
+void with_best_isa(const F& f) {
+#if defined(__x86_64__)
+  if (use_avx2_fma()) return call_avx2_fma(f);
+#endif
+  f();
+}
+
 // Calls f.template operator()<T>() with T the storage type of d.
 template <typename F> decltype(auto) dispatch(DType d, F&& f) {
   switch (d) {
