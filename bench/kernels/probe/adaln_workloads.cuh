@@ -25,7 +25,7 @@ inline Workload adaln(int64_t b, int64_t s, int n) {
   };
   const auto xs = fills<T>(w.sets, rows * n, 200);
   const auto outs = fills<T>(kGraphCalls, rows * n, 1);
-  w.outputs.push_back({outs[0], words<T>(rows * n)});
+  w.outputs.push_back(output_of<T>(outs[0], rows * n));
   const RowLayout xl{rows, s, s * n, n};
   auto args = [=](int i, int o) {
     khub_kernels::adaln::AdaLnArgs a;

@@ -150,7 +150,7 @@ inline Workload copy_policies(int64_t bytes_each_way) {
   const int64_t vecs = bytes_each_way / 16;
   const auto a = fills<float>(w.sets, bytes_each_way / 4, 800);
   const auto b = fills<float>(kGraphCalls, bytes_each_way / 4, 1);
-  w.outputs.push_back({b[0], bytes_each_way / 2});
+  w.outputs.push_back(output_of<bf16>(b[0], bytes_each_way / 2));
   auto add = [&](std::string name, auto kernel, int threads, int u) {
     w.candidates.push_back({name, [=](int i, int o) {
                               kernel<<<unsigned((vecs + threads * u - 1) / (threads * u)), threads, 0, g_stream>>>(

@@ -26,7 +26,7 @@ inline Workload geglu(int64_t b, int64_t s, int64_t n) {
   w.sets = sets_for(w.bytes);
   const auto xs = fills<T>(w.sets, rows * in, 500);
   const auto outs = fills<T>(kGraphCalls, rows * n, 1);
-  w.outputs.push_back({outs[0], words<T>(rows * n)});
+  w.outputs.push_back(output_of<T>(outs[0], rows * n));
   auto args = [=](int i, int o) {
     gg::GegluArgs a;
     a.dtype = dtype_of<T>();

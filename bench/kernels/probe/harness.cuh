@@ -98,6 +98,21 @@ using khub_bench::stats;
 inline cudaStream_t g_stream;
 inline double g_l2 = 0;
 
+// An output a candidate writes: its elements are compared with the shipped kernel's in their own
+// type, so "diff" counts differing elements and "max" is |a - b| in value for every dtype.
+enum class Elem { Bf16, F16, F32 };
+struct Output {
+  void* p;
+  int64_t elements;
+  Elem elem;
+  int64_t bytes() const { return elements * (elem == Elem::F32 ? 4 : 2); }
+};
+
+template <typename T>
+inline Output output_of(void* p, int64_t elements) {
+  return {p, elements, std::is_same_v<T, float> ? Elem::F32 : std::is_same_v<T, __half> ? Elem::F16 : Elem::Bf16};
+}
+
 // One workload: input sets, output sets, outputs to compare, and candidates call(in, out).
 // Like kernels_bench (torch's caching allocator hands every cold call the same output block, and
 // every call in a captured graph its own): cold rotates the inputs into output set 0; the graph
@@ -108,9 +123,7 @@ struct Workload {
   std::string op, shape;
   double bytes = 0;
   int sets = 0;
-  // Of output set 0: pointer, 16-bit words (2 per fp32 element: candidates are compared word by
-  // word, so "diff" counts differing words and "max" is meaningful for 16-bit types only).
-  std::vector<std::pair<void*, int64_t>> outputs;
+  std::vector<Output> outputs;  // of output set 0, compared element by element in their type
   std::vector<std::pair<std::string, Call>> candidates;  // first = shipped
 };
 
@@ -133,21 +146,39 @@ inline std::vector<double> time_events(int reps, bool gap, const std::function<v
       body);
 }
 
-inline std::vector<std::vector<uint16_t>> snapshot(const Workload& w) {
-  std::vector<std::vector<uint16_t>> out;
-  for (auto [p, n] : w.outputs) {
-    out.emplace_back(n);
-    CHECK(cudaMemcpy(out.back().data(), p, n * 2, cudaMemcpyDeviceToHost));
+inline std::vector<std::vector<uint8_t>> snapshot(const Workload& w) {
+  std::vector<std::vector<uint8_t>> out;
+  for (const Output& o : w.outputs) {
+    out.emplace_back(o.bytes());
+    CHECK(cudaMemcpy(out.back().data(), o.p, o.bytes(), cudaMemcpyDeviceToHost));
   }
   return out;
 }
 
 inline void poison(const Workload& w) {
-  for (auto [p, n] : w.outputs) CHECK(cudaMemsetAsync(p, 0xff, n * 2, g_stream));  // bf16 NaN
+  for (const Output& o : w.outputs) CHECK(cudaMemsetAsync(o.p, 0xff, o.bytes(), g_stream));  // NaN in every type
 }
 
-inline float bf(uint16_t u) {
-  uint32_t v = uint32_t(u) << 16;
+// Element i of a snapshot, and whether it has the same bits in both (NaN == NaN included).
+inline bool same_bits(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, Elem e, int64_t i) {
+  const int64_t size = e == Elem::F32 ? 4 : 2;
+  return std::memcmp(a.data() + i * size, b.data() + i * size, size_t(size)) == 0;
+}
+
+inline float element(const std::vector<uint8_t>& raw, Elem e, int64_t i) {
+  if (e == Elem::F32) {
+    float f;
+    std::memcpy(&f, raw.data() + i * 4, 4);
+    return f;
+  }
+  uint16_t u;
+  std::memcpy(&u, raw.data() + i * 2, 2);
+  if (e == Elem::F16) {
+    __half_raw h;
+    h.x = u;
+    return __half2float(__half(h));
+  }
+  const uint32_t v = uint32_t(u) << 16;
   float f;
   std::memcpy(&f, &v, 4);
   return f;
@@ -191,9 +222,10 @@ inline void run(Workload& w, const std::string& filter) {
     double maxd = 0;
     int64_t nan = 0, diff = 0;
     for (size_t o = 0; o < got.size(); ++o)
-      for (size_t i = 0; i < got[o].size(); ++i) {
-        if (got[o][i] == ref[o][i]) continue;  // same bits (also NaN == NaN, and fp32 halves)
-        const float a = bf(got[o][i]), b = bf(ref[o][i]);
+      for (int64_t i = 0; i < w.outputs[o].elements; ++i) {
+        const Elem e = w.outputs[o].elem;
+        if (same_bits(got[o], ref[o], e, i)) continue;
+        const float a = element(got[o], e, i), b = element(ref[o], e, i);
         if (std::isnan(a) != std::isnan(b)) ++nan;
         else { ++diff; if (!std::isnan(a)) maxd = std::max(maxd, double(std::fabs(a - b))); }
       }
@@ -289,11 +321,6 @@ constexpr khub_kernels::DType dtype_of() {
 template <typename T>
 inline std::string dtype_suffix() {
   return std::is_same_v<T, float> ? " f32" : std::is_same_v<T, __half> ? " f16" : "";
-}
-
-template <typename T>
-inline int64_t words(int64_t elements) {
-  return elements * int64_t(sizeof(T)) / 2;
 }
 
 }  // namespace probe

@@ -18,8 +18,8 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
   const auto rs = Residual ? fills<T>(w.sets, rows * n, 600) : std::vector<T*>(w.sets, nullptr);
   const auto outs = fills<T>(kGraphCalls, rows * n, 1);
   const auto routs = Residual ? fills<T>(kGraphCalls, rows * n, 2) : std::vector<T*>(kGraphCalls, nullptr);
-  w.outputs.push_back({outs[0], words<T>(rows * n)});
-  if (Residual) w.outputs.push_back({routs[0], words<T>(rows * n)});
+  w.outputs.push_back(output_of<T>(outs[0], rows * n));
+  if (Residual) w.outputs.push_back(output_of<T>(routs[0], rows * n));
   const RowLayout xl{rows, rows, 0, n};
   auto args = [=](int i, int o) {
     khub_kernels::rmsnorm::RmsNormArgs a;

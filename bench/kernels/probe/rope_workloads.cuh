@@ -49,8 +49,8 @@ inline Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
   const auto wk = small_operand<bf16>(Cold, w.sets, d, 12, 0.1f, 1.f);
   const auto qs = fills(w.sets, tokens * d, 300), ks = fills(w.sets, tokens * d, 400);
   const auto qo = fills(kGraphCalls, tokens * d, 1), ko = fills(kGraphCalls, tokens * d, 2);
-  w.outputs.push_back({qo[0], tokens * d});
-  w.outputs.push_back({ko[0], tokens * d});
+  w.outputs.push_back(output_of<bf16>(qo[0], tokens * d));
+  w.outputs.push_back(output_of<bf16>(ko[0], tokens * d));
   const RowLayout xl = TorchLayout ? RowLayout{tokens, s, s * d, d} : RowLayout{tokens, tokens, 0, d};
   auto args = [=](int i, int o) {
     r3::RopeArgs a;
