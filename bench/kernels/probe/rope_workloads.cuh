@@ -107,9 +107,6 @@ inline Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
     token_stream("token T weight G256 CH1 MinB8", r3::launch_rope_token<256, 1, 8, true, OpS>);
     token_stream("token T weight G64 CH4 MinB12", r3::launch_rope_token<64, 4, 12, true, OpS>);
     token_stream("token T weight G128 CH2 MinB8, 2", r3::launch_rope_token<128, 2, 8, true, OpS>);
-    // Both weights loaded with the rows, before the reduction.
-    token_stream("token T weight G128 CH2 MinB8 wfirst", r3::launch_rope_token<128, 2, 8, true, OpS, false, true>);
-    token_stream("token T weight G128 CH2 MinB6 wfirst", r3::launch_rope_token<128, 2, 6, true, OpS, false, true>);
     // q and k loads allocating in L1 (version 19; not yet run).
     token_stream("token T weight G128 CH2 MinB8 L1 keep", r3::launch_rope_token<128, 2, 8, true, OpS, true>);
   } else {

@@ -36,7 +36,7 @@ struct ModRow {
   template <bool KeepInL1>
   static __device__ __forceinline__ uint4 load16(const T* p) {
     if constexpr (KeepInL1) return cuda::ldg_l1<true, false>(p);
-    else return __ldg(reinterpret_cast<const uint4*>(p));
+    else return cuda::ldg16(p);
   }
 
   template <int V, bool KeepInL1 = false>

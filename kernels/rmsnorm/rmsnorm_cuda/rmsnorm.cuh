@@ -164,8 +164,7 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
   for (int c = 0; c < CH; ++c) {
     const int idx = (c * G + lane) * V;
     if (idx >= n) continue;
-    const uint4 wc = __ldg(reinterpret_cast<const uint4*>(w + idx));
-    store_chunk<T, RoundFirst, StreamStore>(out + row * n + idx, pk[c].u, wc, r);
+    store_chunk<T, RoundFirst, StreamStore>(out + row * n + idx, pk[c].u, cuda::ldg16(w + idx), r);
   }
 }
 
@@ -220,7 +219,7 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
   for (int c = 0; c < CH; ++c) {
     uint4 wc;
     if constexpr (WeightFirst) wc = wk[c].u;
-    else wc = __ldg(reinterpret_cast<const uint4*>(wl + c * G * V));
+    else wc = cuda::ldg16(wl + c * G * V);
     store_chunk<T, RoundFirst, true>(o + c * G * V, pk[c].u, wc, r);
   }
 }

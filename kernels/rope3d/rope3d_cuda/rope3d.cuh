@@ -174,14 +174,12 @@ struct RopeRowOp {
       }
     }
 
-    // store() for a T weight, with no run-time branch on the weight's kind (same values); wu: the
-    // weight's 16 bytes at idx.
+    // store() for a T weight, with no run-time branch on the weight's kind (same values).
     template <int V>
-    __device__ __forceinline__ void store_t_weight(int idx, const float (&v)[V], float r, const Pre<V>& p,
-                                                   const uint4& wu) const {
+    __device__ __forceinline__ void store_t_weight(int idx, const float (&v)[V], float r, const Pre<V>& p) const {
       static_assert(Norm && M != TrigMode::Api && V * sizeof(T) == 16);
       float wv[V], y[V];
-      cuda::unpack16<T>(wu, wv);
+      cuda::load_vec<T, V>(static_cast<const T*>(w) + idx, wv);
 #pragma unroll
       for (int i = 0; i < V; ++i) y[i] = wv[i] * (v[i] * r);
       rotate_store<T, V, StreamOut, V / 2, true>(out + idx, y, p.c, p.s);
@@ -214,15 +212,13 @@ struct RopeRowOp {
 // TWeight (norm only): q and k weights in T, stored without the run-time branches on the weight's
 // kind (the fused kernel is issue-bound: ncu, version 16). Op is RopeRowOp<T, Norm, Table, Stream>.
 // L1Keep: q and k loads allocate in L1 (evict_last) instead of bypassing it (a probe option;
-// version 19). WeightFirst (TWeight only): both weights' chunks are loaded with the rows, before
-// the reduction, instead of at the stores (a probe option).
-template <typename Op, int G, int CH, int MinBlocks, bool TWeight, bool L1Keep = false, bool WeightFirst = false>
+// version 19).
+template <typename Op, int G, int CH, int MinBlocks, bool TWeight, bool L1Keep = false>
 __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     rope_token_kernel(const Op op, int64_t tokens, int n, float eps) {
   using T = typename Op::T;
   using Row = typename Op::Row;
   static_assert(Op::kNorm || !TWeight);
-  static_assert(TWeight || !WeightFirst);
   constexpr int V = 16 / sizeof(T);
   constexpr int TPB = cuda::row_threads<G>() / G;  // tokens per block
   using Pre = typename Row::template Pre<V>;
@@ -235,7 +231,6 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
   Pre pre[CH];
   float ss[2] = {0.f, 0.f};
   Row rows[2]{};
-  cuda::Pack16<T> wk[WeightFirst ? 2 : 1][WeightFirst ? CH : 1];
   if (active) {
     op.token_rows(token, rows[0], rows[1]);
 #pragma unroll
@@ -243,13 +238,6 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
 #pragma unroll
       for (int c = 0; c < CH; ++c)
         if ((c * G + lane) * V < n) pk[j][c].u = cuda::ldg_row<L1Keep>(rows[j].x + (c * G + lane) * V);
-    if constexpr (WeightFirst) {
-#pragma unroll
-      for (int j = 0; j < 2; ++j)
-#pragma unroll
-        for (int c = 0; c < CH; ++c)
-          if ((c * G + lane) * V < n) wk[j][c].u = cuda::ldg_now(static_cast<const T*>(rows[j].w) + (c * G + lane) * V);
-    }
 #pragma unroll
     for (int c = 0; c < CH; ++c)
       if ((c * G + lane) * V < n) rows[0].template fetch<V>((c * G + lane) * V, pre[c]);
@@ -281,23 +269,17 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     for (int j = 0; j < 2; ++j) {
       float v[V];
       cuda::unpack16<T>(pk[j][c].u, v);
-      if constexpr (WeightFirst) {
-        rows[j].template store_t_weight<V>(idx, v, r[j], pre[c], wk[j][c].u);
-      } else if constexpr (TWeight) {
-        const uint4 wu = __ldg(reinterpret_cast<const uint4*>(static_cast<const T*>(rows[j].w) + idx));
-        rows[j].template store_t_weight<V>(idx, v, r[j], pre[c], wu);
-      } else {
-        rows[j].template store<V>(idx, v, r[j], pre[c]);
-      }
+      if constexpr (TWeight) rows[j].template store_t_weight<V>(idx, v, r[j], pre[c]);
+      else rows[j].template store<V>(idx, v, r[j], pre[c]);
     }
   }
 }
 
 // `tokens` rows of q (and of k). TWeight requires both weights in T.
-template <int G, int CH, int MinBlocks, bool TWeight, typename Op, bool L1Keep = false, bool WeightFirst = false>
+template <int G, int CH, int MinBlocks, bool TWeight, typename Op, bool L1Keep = false>
 cudaError_t launch_rope_token(const Op& op, int64_t tokens, int n, float eps, cudaStream_t stream) {
-  return cuda::launch_groups<G>(rope_token_kernel<Op, G, CH, MinBlocks, TWeight, L1Keep, WeightFirst>, tokens, stream,
-                                op, tokens, n, eps);
+  return cuda::launch_groups<G>(rope_token_kernel<Op, G, CH, MinBlocks, TWeight, L1Keep>, tokens, stream, op, tokens,
+                                n, eps);
 }
 
 }  // namespace khub_kernels::rope3d

@@ -141,6 +141,9 @@ __device__ __forceinline__ uint4 ldg_l1(const void* p) {
   return v;
 }
 
+// 16-byte read-only load, allocating in L1: the vectors reused across rows (weights, modulation).
+__device__ __forceinline__ uint4 ldg16(const void* p) { return __ldg(reinterpret_cast<const uint4*>(p)); }
+
 // 16-byte read-only load (allocating in L1) issued where it stands: asm volatile keeps ptxas from
 // sinking it past a barrier to its first use, so it overlaps the loads issued with it.
 __device__ __forceinline__ uint4 ldg_now(const void* p) {
@@ -177,7 +180,7 @@ __device__ __forceinline__ void st_out(void* p, uint4 v) {
 template <typename T, int V>
 __device__ __forceinline__ void load_vec(const T* __restrict__ p, float (&out)[V]) {
   if constexpr (V * sizeof(T) == 16) {
-    unpack16<T>(__ldg(reinterpret_cast<const uint4*>(p)), out);
+    unpack16<T>(ldg16(p), out);
   } else {
 #pragma unroll
     for (int i = 0; i < V; ++i) out[i] = to_float(p[i]);
