@@ -1,7 +1,6 @@
 // CPU AdaLN: the CUDA kernel's formula, y = v * r * (1 + scale) + shift with v the row (or the
-// gated-residual sum) and r from cpu::sum_squares. Rows of a sample share their modulation, so
+// gated-residual sum) and r from cpu::inv_rms. Rows of a sample share their modulation, so
 // 1 + scale and shift are worked out once for each modulation row, not for every row.
-#include <cmath>
 #include <vector>
 
 #include "adaln.h"
@@ -63,7 +62,7 @@ template <typename T>
     const float* one_sc = scales.get(mod_row<T>(a.scale, b, s), 1.f);
     const float* sh = shifts.get(mod_row<T>(a.shift, b, s), 0.f);
     if (!delta) {
-      const float r = 1.f / std::sqrt(sum_squares(xr, n) / static_cast<float>(n) + a.eps);
+      const float r = inv_rms(xr, n, a.eps);
       for (int64_t i = 0; i < n; ++i) o[i] = from_float<T>(to_float(xr[i]) * r * one_sc[i] + sh[i]);
       continue;
     }
@@ -75,7 +74,7 @@ template <typename T>
       h[i] = hv;
       v[i] = to_float(hv);
     }
-    const float r = 1.f / std::sqrt(sum_squares(v.data(), n) / static_cast<float>(n) + a.eps);
+    const float r = inv_rms(v.data(), n, a.eps);
     for (int64_t i = 0; i < n; ++i) o[i] = from_float<T>(v[i] * r * one_sc[i] + sh[i]);
   }
 }

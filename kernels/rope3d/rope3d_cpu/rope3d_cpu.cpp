@@ -41,7 +41,7 @@ void rotate(const RopeArgs& a, const T* x, const RowLayout& l, const void* weigh
     const T* xr = x + row_offset(l, row);
     for (int64_t i = 0; i < a.d; ++i) v[i] = to_float(xr[i]);
     if (a.norm) {
-      const float r = 1.f / std::sqrt(sum_squares(v.data(), a.d) / static_cast<float>(a.d) + a.eps);
+      const float r = inv_rms(v.data(), a.d, a.eps);
       for (int64_t i = 0; i < a.d; ++i) v[i] = v[i] * r * (weight ? load_as_float(weight, a.weight_dtype, i) : 1.f);
     }
     const int64_t b = row / a.trig.seq, s = row % a.trig.seq;

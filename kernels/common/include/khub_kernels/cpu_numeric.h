@@ -3,6 +3,7 @@
 // the compiler's _Float16 conversions call libgcc's __truncsfhf2/__extendhfsf2 (symbol version
 // GCC_12), which manylinux_2_28 does not allow (docs/kernels.md).
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -137,6 +138,12 @@ template <typename S>
   for (int width = kSumLanes / 2; width > 0; width /= 2)
     for (int j = 0; j < width; ++j) acc[j] += acc[j + width];
   return acc[0];
+}
+
+// A row's RMSNorm scale, 1 / sqrt(mean(p^2) + eps), in fp32.
+template <typename S>
+[[gnu::always_inline]] inline float inv_rms(const S* p, int64_t n, float eps) {
+  return 1.f / std::sqrt(sum_squares(p, n) / static_cast<float>(n) + eps);
 }
 
 // True when this CPU and its OS support AVX2 and FMA (the OS saves the YMM registers). Read with
