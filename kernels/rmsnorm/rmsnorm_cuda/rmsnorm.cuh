@@ -185,7 +185,9 @@ cudaError_t launch_reload(const T* x, const RowLayout& xl, const T* w, T* out, i
 // 37.4 -> 36.3, [1,2048,4096] 12.9 -> 11.9 (docs/gpu-measurements.md, version 17). L1Keep: the row
 // is read into L1 (cuda::ldg_row). WeightFirst: the weight's chunks are loaded with the row's,
 // before the reduction, so no L2 / DRAM round trip follows it (4 registers a chunk; version 22).
-template <typename T, int G, int CH, int MinBlocks, bool RoundFirst, bool L1Keep = false, bool WeightFirst = false>
+// StreamStore: cache-streaming output stores (cuda::st_out), else plain.
+template <typename T, int G, int CH, int MinBlocks, bool RoundFirst, bool L1Keep = false, bool WeightFirst = false,
+          bool StreamStore = true>
 __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     rms_norm_keep_kernel(const T* __restrict__ x, RowLayout xl, const T* __restrict__ w, T* __restrict__ out,
                          int64_t rows, float eps) {
@@ -220,20 +222,21 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     uint4 wc;
     if constexpr (WeightFirst) wc = wk[c].u;
     else wc = cuda::ldg16(wl + c * G * V);
-    store_chunk<T, RoundFirst, true>(o + c * G * V, pk[c].u, wc, r);
+    store_chunk<T, RoundFirst, StreamStore>(o + c * G * V, pk[c].u, wc, r);
   }
 }
 
 // Returns cudaErrorInvalidValue unless n == G * CH * (16 / sizeof(T)).
-template <typename T, int G, int CH, int MinBlocks, bool L1Keep = false, bool WeightFirst = false>
+template <typename T, int G, int CH, int MinBlocks, bool L1Keep = false, bool WeightFirst = false,
+          bool StreamStore = true>
 cudaError_t launch_keep(const T* x, const RowLayout& xl, const T* w, T* out, int n, float eps, bool round_first,
                         cudaStream_t stream) {
   if (n != G * CH * (16 / static_cast<int>(sizeof(T)))) return cudaErrorInvalidValue;
   if (round_first)
-    return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, true, L1Keep, WeightFirst>, xl.rows, stream,
-                                  x, xl, w, out, xl.rows, eps);
-  return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, false, L1Keep, WeightFirst>, xl.rows, stream,
-                                x, xl, w, out, xl.rows, eps);
+    return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, true, L1Keep, WeightFirst, StreamStore>,
+                                  xl.rows, stream, x, xl, w, out, xl.rows, eps);
+  return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, false, L1Keep, WeightFirst, StreamStore>,
+                                xl.rows, stream, x, xl, w, out, xl.rows, eps);
 }
 
 }  // namespace khub_kernels::rmsnorm
