@@ -28,10 +28,25 @@ cudaError_t keep_wf(const T* x, const RowLayout& xl, const T* w, T* out, int n, 
   return launch_keep<T, G, CH, MinBlocks, L1Keep, true>(x, xl, w, out, n, eps, round_first, stream);
 }
 
+// The fused add on the keep kernel, weight loaded first, for rows of 2048 (at least 2048 of them,
+// a T weight): [2,2688,2048] against the row engine, probe cold / graph us (docs/gpu-measurements.md,
+// version 23): bf16 26.14-26.40 / 23.30 -> 25.60-25.89 / 22.81-22.86 (128 x 2, 1536 threads/SM);
+// fp32 47.97-48.13 / 45.13-45.21 -> 46.53-46.94 / 43.87-43.89 (512 x 1, 2048 threads/SM; 256 x 2,
+// the engine's layout, 47.14-47.33 / 44.31-44.45).
+template <typename T>
+bool run_add_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cudaError_t& err) {
+  if (!vector_ok || !a.weight || a.weight_dtype != a.dtype || a.n != 2048 || a.x_layout.rows < kDedicatedMinRows)
+    return false;
+  if constexpr (sizeof(T) == 2) err = launch_add_keep<T, 128, 2, 12>(a, stream);
+  else err = launch_add_keep<T, 512, 1, 4>(a, stream);
+  return true;
+}
+
 template <typename T>
 bool run_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cudaError_t& err) {
   const int64_t rows = a.x_layout.rows;
-  if (!vector_ok || a.residual || !a.weight || a.weight_dtype != a.dtype) return false;
+  if (a.residual) return run_add_dedicated<T>(a, vector_ok, stream, err);
+  if (!vector_ok || !a.weight || a.weight_dtype != a.dtype) return false;
   const double bytes = static_cast<double>(rows) * a.n * sizeof(T);
   // Diffusers rounds x * r to the weight dtype, here T: the same as Qwen3.
   const bool rf = a.rounding != Rounding::Fused;

@@ -178,19 +178,22 @@ cudaError_t launch_reload(const T* x, const RowLayout& xl, const T* w, T* out, i
                                 xl, w, out, xl.rows, n, eps);
 }
 
-// RMSNorm without a residual, weight in T, for rows of exactly G x CH 16-byte chunks, in one pass:
-// the row stays packed in registers across the reduction. The row engine's schedule without its
-// Row state and run-time weight and rounding branches, and with 32-bit offsets within the row:
-// q/k heads [1,8192,32,128] 36.6 -> 36.0 us, [2,8064,2048] 36.2 -> 35.6, [1,8192,4096]
-// 37.4 -> 36.3, [1,2048,4096] 12.9 -> 11.9 (docs/gpu-measurements.md, version 17). L1Keep: the row
-// is read into L1 (cuda::ldg_row). WeightFirst: the weight's chunks are loaded with the row's,
-// before the reduction, so no L2 / DRAM round trip follows it (4 registers a chunk; version 22).
-// StreamStore: cache-streaming output stores (cuda::st_out), else plain.
+// RMSNorm, weight in T, for rows of exactly G x CH 16-byte chunks, in one pass: the row stays
+// packed in registers across the reduction. The row engine's schedule without its Row state and
+// run-time weight and rounding branches, and with 32-bit offsets within the row: q/k heads
+// [1,8192,32,128] 36.6 -> 36.0 us, [2,8064,2048] 36.2 -> 35.6, [1,8192,4096] 37.4 -> 36.3,
+// [1,2048,4096] 12.9 -> 11.9 (docs/gpu-measurements.md, version 17). L1Keep: the row is read into
+// L1 (cuda::ldg_row). WeightFirst: the weight's chunks are loaded with the row's, before the
+// reduction, so no L2 / DRAM round trip follows it (4 registers a chunk; version 22). StreamStore:
+// cache-streaming output stores (cuda::st_out), else plain. Residual: the fused add, s = round(x +
+// residual) stored to res_out and normalised, the sum in fp32 rounded to T as the engine does
+// (res, rl, res_out unused without it).
 template <typename T, int G, int CH, int MinBlocks, bool RoundFirst, bool L1Keep = false, bool WeightFirst = false,
-          bool StreamStore = true>
+          bool StreamStore = true, bool Residual = false>
 __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
-    rms_norm_keep_kernel(const T* __restrict__ x, RowLayout xl, const T* __restrict__ w, T* __restrict__ out,
-                         int64_t rows, float eps) {
+    rms_norm_keep_kernel(const T* __restrict__ x, RowLayout xl, const T* __restrict__ res, RowLayout rl,
+                         const T* __restrict__ w, T* __restrict__ out, T* __restrict__ res_out, int64_t rows,
+                         float eps) {
   constexpr int V = 16 / sizeof(T), N = G * CH * V;
   constexpr int RPB = cuda::row_threads<G>() / G;
   cuda::wait_for_previous_grid();
@@ -200,14 +203,30 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
   const bool active = row < rows;
   const T* xr = (active ? x + cuda::row_offset(xl, row) : x) + lane * V;
   const T* wl = w + lane * V;
-  cuda::Pack16<T> pk[CH], wk[WeightFirst ? CH : 1];
+  cuda::Pack16<T> pk[CH], wk[WeightFirst ? CH : 1], rk[Residual ? CH : 1];
   float ss = 0.f;
   if (active) {
 #pragma unroll
     for (int c = 0; c < CH; ++c) pk[c].u = cuda::ldg_row<L1Keep>(xr + c * G * V);
+    if constexpr (Residual) {
+      const T* rr = res + cuda::row_offset(rl, row) + lane * V;
+#pragma unroll
+      for (int c = 0; c < CH; ++c) rk[c].u = cuda::ldg_row<L1Keep>(rr + c * G * V);
+    }
     if constexpr (WeightFirst) {
 #pragma unroll
       for (int c = 0; c < CH; ++c) wk[c].u = cuda::ldg_now(wl + c * G * V);
+    }
+    if constexpr (Residual) {
+#pragma unroll
+      for (int c = 0; c < CH; ++c) {
+        float a[V], b[V];
+        cuda::unpack16<T>(pk[c].u, a);
+        cuda::unpack16<T>(rk[c].u, b);
+#pragma unroll
+        for (int i = 0; i < V; ++i) pk[c].t[i] = cuda::from_float<T>(a[i] + b[i]);
+        cuda::st_out<true>(res_out + row * N + lane * V + c * G * V, pk[c].u);
+      }
     }
     cuda::add_squares<G>(pk, lane, N, ss);
   }
@@ -234,9 +253,26 @@ cudaError_t launch_keep(const T* x, const RowLayout& xl, const T* w, T* out, int
   if (n != G * CH * (16 / static_cast<int>(sizeof(T)))) return cudaErrorInvalidValue;
   if (round_first)
     return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, true, L1Keep, WeightFirst, StreamStore>,
-                                  xl.rows, stream, x, xl, w, out, xl.rows, eps);
+                                  xl.rows, stream, x, xl, nullptr, RowLayout{}, w, out, nullptr, xl.rows, eps);
   return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, false, L1Keep, WeightFirst, StreamStore>,
-                                xl.rows, stream, x, xl, w, out, xl.rows, eps);
+                                xl.rows, stream, x, xl, nullptr, RowLayout{}, w, out, nullptr, xl.rows, eps);
+}
+
+// The fused add + RMSNorm on the keep kernel (Residual), the weight loaded first.
+template <typename T, int G, int CH, int MinBlocks, bool WeightFirst = true>
+cudaError_t launch_add_keep(const RmsNormArgs& a, cudaStream_t stream) {
+  if (a.n != G * CH * (16 / static_cast<int64_t>(sizeof(T)))) return cudaErrorInvalidValue;
+  const auto* x = static_cast<const T*>(a.x);
+  const auto* res = static_cast<const T*>(a.residual);
+  const auto* w = static_cast<const T*>(a.weight);
+  auto* out = static_cast<T*>(a.out);
+  auto* res_out = static_cast<T*>(a.residual_out);
+  const int64_t rows = a.x_layout.rows;
+  if (a.rounding != Rounding::Fused)
+    return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, true, false, WeightFirst, true, true>, rows,
+                                  stream, x, a.x_layout, res, a.residual_layout, w, out, res_out, rows, a.eps);
+  return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, false, false, WeightFirst, true, true>, rows,
+                                stream, x, a.x_layout, res, a.residual_layout, w, out, res_out, rows, a.eps);
 }
 
 }  // namespace khub_kernels::rmsnorm
