@@ -1,8 +1,9 @@
 """Turns the H200 results (kernels_bench JSON + baselines JSON) into the kernels section of
 docs/benchmarks.md (a markdown table on stdout) and a PNG plot.
 
-usage: report.py kernels_bench.json baselines.json --png bench/results/kernels_h200.png > table.md
-The plot needs matplotlib (a separate venv, e.g. .venv-plot; not the project venv).
+usage: report.py kernels_bench.json baselines.json [more_baselines.json ...] --png F > table.md
+A later baselines file replaces the earlier ones' rows for the cases it has (e.g. an fp32-only rerun
+after an fp32 change). The plot needs matplotlib (a separate venv, e.g. .venv-plot; not the project venv).
 """
 import argparse
 import json
@@ -29,15 +30,19 @@ def label(r):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("khub")
-    ap.add_argument("baselines")
+    ap.add_argument("baselines", nargs="+")
     ap.add_argument("--png")
     a = ap.parse_args()
     kh = json.load(open(a.khub))
-    bl = json.load(open(a.baselines))
+    files = [json.load(open(f)) for f in a.baselines]
+    bl = files[0]
     copy = kh["copy_tbps"]
     base = {}
-    for r in bl["results"]:
-        base.setdefault(key(r), {})[r["baseline"]] = r
+    for f in files:
+        cases = {}
+        for r in f["results"]:
+            cases.setdefault(key(r), {})[r["baseline"]] = r
+        base.update(cases)
     rows = []
     print(f"GPU {kh['gpu']}, torch {bl['torch']} (CUDA {bl['cuda']}), commit {kh['commit']}; copy 1 GiB "
           f"{kh['copy_tbps']:.2f} TB/s (C++ cudaMemcpyAsync), {bl['copy_tbps']:.2f} TB/s (tensor.copy_). "
