@@ -138,11 +138,10 @@ def rms_case(s, dt, compiled):
             lambda ops: (mk, lambda x, w: ops["rmsnorm"].rms_norm(x, w, 1e-6)))
 
 
-def fused_add_case(dt):
-    s = (2, 2688, 2048)
+def fused_add_case(dt, s=(2, 2688, 2048)):
     mk = lambda: (torch.randn(s, device="cuda", dtype=dt), torch.randn(s, device="cuda", dtype=dt),
-                  torch.ones(2048, device="cuda", dtype=dt))
-    return ("fused_add_rms_norm", list(s), dt, esize(dt) * (4 * math.prod(s) + 2048), mk,
+                  torch.ones(s[-1], device="cuda", dtype=dt))
+    return ("fused_add_rms_norm", list(s), dt, esize(dt) * (4 * math.prod(s) + s[-1]), mk,
             {"eager_hf": lambda x, r, w: (hf_rms(x + r, w), x + r)}, True,
             lambda ops: (mk, lambda x, r, w: ops["rmsnorm"].fused_add_rms_norm(x, r, w, 1e-6)[0]))
 
@@ -215,7 +214,8 @@ def cases():
     compiled = {(2, 2688, 2048), (2, 8064, 2048), (4, 4096, 3072), (1, 8192, 4096), (1, 2048, 4096), (1, 128, 4096),
                 (64, 1, 4096), (1, 8192, 32, 128)}
     out = [rms_case(s, BF16, s in compiled) for s in rms_shapes]
-    out.append(fused_add_case(BF16))
+    # The LTX residual stream, then Qwen3's (hidden 4096: prefill, long prefill, decode).
+    out += [fused_add_case(BF16, s) for s in [(2, 2688, 2048), (1, 2048, 4096), (1, 8192, 4096), (64, 1, 4096)]]
     out += [rope_table_case(fr, norm, BF16) for fr, norm in [(7, False), (7, True), (21, False)]]
     for (b, S, d) in [(2, 2688, 2048), (2, 8064, 2048)]:
         mk = lambda b=b, S=S, d=d: (torch.randn(b, S, d, device="cuda", dtype=BF16),
