@@ -95,8 +95,9 @@ bool run_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cu
   } else {
     switch (a.n) {
       case 128: err = keep_wf<T, 16, 2, 6>(x, xl, w, out, n, a.eps, rf, stream); return true;
-      // fp32 rows of 2048 at 2048 threads/SM (32 registers, no spills): [2,2688,2048] probe cold
-      // 25.70-25.95 -> 25.57-25.63, graph 21.43-21.48 -> 21.25-21.32 (version 23).
+      // fp32 rows of 2048 at 2048 threads/SM (30 registers, no spills): [2,2688,2048] in
+      // kernels_bench, alternating with 1536 threads/SM, cold / graph 25.98-26.05 / 23.08 ->
+      // 25.66-25.89 / 22.87 us (docs/gpu-measurements.md, version 23).
       case 2048: err = keep_wf<T, 256, 2, 8>(x, xl, w, out, n, a.eps, rf, stream); return true;
       case 3072: err = launch_reload<T, 256, 3, 6, RowRead::L1KeepL2Hint>(x, xl, w, out, n, a.eps, rf, stream); return true;
       default: return false;

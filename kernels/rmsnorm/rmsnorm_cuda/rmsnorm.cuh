@@ -217,6 +217,9 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
 #pragma unroll
       for (int c = 0; c < CH; ++c) wk[c].u = cuda::ldg_now(wl + c * G * V);
     }
+    // The residual's loads go out before the weight's, and the sum after both: the order measured
+    // (cuda::fold_side_input issues its loads where it is called, which moves them past the
+    // weight's and changes the schedule; not measured).
     if constexpr (Residual) {
 #pragma unroll
       for (int c = 0; c < CH; ++c) {
