@@ -1,6 +1,9 @@
 // The benchmark suite (ops.md §8, §10): bf16 shapes of LTX-Video, Qwen3 and SD, and the fp16 / fp32
 // subset (one or two shapes of each op).
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/cuda/Sleep.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #include <dlfcn.h>
 
 #include <fstream>
@@ -184,6 +187,21 @@ std::vector<Case> all_cases() {
       cases.push_back(std::move(c));
   }
   return cases;
+}
+
+std::vector<std::pair<std::string, std::function<void()>>> host_pieces() {
+  const std::vector<int64_t> shape{1, 128, 4096};
+  const auto x = at::randn(shape, on_gpu(at::kBFloat16)), w = at::randn({4096}, on_gpu(at::kBFloat16));
+  const auto none = at::empty({0, 4096}, on_gpu(at::kBFloat16));
+  auto f = op<at::Tensor(const at::Tensor&, const OptT&, double)>("rmsnorm", "rms_norm");
+  return {{"rms_norm [1,128,4096] (the whole call)", [=] { f.call(x, w, 1e-6); }},
+          {"rms_norm [0,4096] (no allocation, no launch)", [=] { f.call(none, w, 1e-6); }},
+          {"at::empty [1,128,4096] bf16 (the output)", [=] { at::empty(shape, on_gpu(at::kBFloat16)); }},
+          {"at::cuda::sleep(0) (a plain kernel launch)", [] { at::cuda::sleep(0); }},
+          {"CUDAGuard + getCurrentCUDAStream", [=] {
+             const c10::cuda::CUDAGuard guard(x.device());
+             (void)c10::cuda::getCurrentCUDAStream(x.device().index()).stream();
+           }}};
 }
 
 }  // namespace khub_bench

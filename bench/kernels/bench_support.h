@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace khub_bench {
@@ -20,6 +21,12 @@ struct Case {
 
 // All benchmark cases; `load` resolves a kernel's variant dir to its op namespace id.
 std::vector<Case> all_cases();
+
+// The pieces of one few-row RMSNorm call's host time ([1,128,4096] bf16), each a call to time on
+// its own: the whole op; the op on zero rows (dispatcher, checks, device guard, output of no
+// bytes: everything but the allocation and the launch); the output's allocation (`at::empty`);
+// a plain kernel launch (`at::cuda::sleep(0)`, no PDL attribute); the device guard and stream.
+std::vector<std::pair<std::string, std::function<void()>>> host_pieces();
 
 const std::string& variant_id(const std::string& kernel);
 

@@ -6,8 +6,11 @@
 //  * host: wall time per call of 200 back-to-back calls (host-bound for small shapes), median of 9 loops;
 //  * copy: 1 GiB device-to-device cudaMemcpyAsync, read + write bytes;
 //  * sm_mhz: the SM clock right after each case (a spin of known cycles, event-timed).
+//  * --host-breakdown: the host time of a few-row RMSNorm call taken apart (bench_cases.cpp's
+//    host_pieces: the op, the op on zero rows, the output's allocation, a plain kernel launch);
+//    with a filter that matches no case (--filter none) only the breakdown runs.
 // Usage: kernels_bench --out results.json [--commit SHA] [--filter substring of op + shape + dtype]
-//        [--graph-warmup N (replays before the timed ones; 3)]
+//        [--graph-warmup N (replays before the timed ones; 3)] [--host-breakdown]
 #include <ATen/cuda/CUDAGraph.h>
 #include <ATen/cuda/Sleep.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -54,6 +57,22 @@ double sm_mhz() {
   return static_cast<double>(kCycles) / *std::min_element(us.begin(), us.end());
 }
 
+// Wall time a call of kHostCalls back-to-back calls, synchronised before and after; the median over
+// kHostLoops loops, as one loop's time moves with the host's other work (one loop of a few-row case
+// read 5.6-8.1 us within a minute on one machine: call 110).
+double host_us(const std::function<void(int)>& call) {
+  std::vector<double> loops;
+  for (int k = 0; k < kHostLoops; ++k) {
+    check(cudaDeviceSynchronize(), "sync");
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kHostCalls; ++i) call(i);
+    check(cudaDeviceSynchronize(), "sync");
+    loops.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+                    kHostCalls);
+  }
+  return stats(loops).median;
+}
+
 nlohmann::json run_case(const Case& c, double l2_bytes) {
   const int sets = static_cast<int>(std::clamp(std::ceil(4 * l2_bytes / c.bytes), 2.0, 512.0));
   std::vector<std::function<at::Tensor()>> calls;
@@ -80,18 +99,7 @@ nlohmann::json run_case(const Case& c, double l2_bytes) {
     warm = stats(per);
   }
   const double mhz = sm_mhz();
-  // Host: median over loops, as one loop's time moves with the host's other work (one loop of the
-  // same few-row case read 5.6-8.1 us within a minute on one machine: call 110).
-  std::vector<double> loops;
-  for (int k = 0; k < kHostLoops; ++k) {
-    check(cudaDeviceSynchronize(), "sync");
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < kHostCalls; ++i) calls[i % sets]();
-    check(cudaDeviceSynchronize(), "sync");
-    loops.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
-                    kHostCalls);
-  }
-  const double host = stats(loops).median;
+  const double host = host_us([&](int i) { calls[i % sets](); });
 
   return {{"op", c.op},          {"shape", c.shape},     {"dtype", c.dtype},        {"bytes", c.bytes},
           {"buffer_sets", sets}, {"cold_us", cold.median}, {"cold_p10_us", cold.p10}, {"cold_p90_us", cold.p90},
@@ -119,12 +127,20 @@ double copy_tbps(double* cold_us) {
 
 int main(int argc, char** argv) try {
   std::string out = "kernels_bench.json", commit = "unknown", filter;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  bool breakdown = false;
+  for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
-    if (k == "--out") out = argv[i + 1];
-    else if (k == "--commit") commit = argv[i + 1];
-    else if (k == "--filter") filter = argv[i + 1];
-    else if (k == "--graph-warmup") g_graph_warmup = std::stoi(argv[i + 1]);
+    if (k == "--host-breakdown") {
+      breakdown = true;
+      continue;
+    }
+    std::string* dest = k == "--out" ? &out : k == "--commit" ? &commit : k == "--filter" ? &filter : nullptr;
+    if (!dest && k != "--graph-warmup")
+      throw std::runtime_error("unknown option " + k + " (--out, --commit, --filter, --graph-warmup, --host-breakdown)");
+    if (i + 1 >= argc) throw std::runtime_error("option " + k + " needs a value");
+    const std::string v = argv[++i];
+    if (dest) *dest = v;
+    else g_graph_warmup = std::stoi(v);
   }
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
@@ -148,6 +164,15 @@ int main(int argc, char** argv) try {
     std::fflush(stdout);
     results.push_back(r);
   }
+  nlohmann::json pieces = nlohmann::json::object();
+  if (breakdown) {
+    std::printf("host time a call, median of %d loops of %d calls:\n", kHostLoops, kHostCalls);
+    for (const auto& [name, fn] : khub_bench::host_pieces()) {
+      const double us = host_us([&](int) { fn(); });
+      std::printf("  %-58s %7.2f us\n", name.c_str(), us);
+      pieces[name] = us;
+    }
+  }
   const nlohmann::json doc = {{"harness", "kernels_bench (C++, CUDA events)"},
                               {"gpu", prop.name},
                               {"sm_count", prop.multiProcessorCount},
@@ -158,7 +183,8 @@ int main(int argc, char** argv) try {
                               {"commit", commit},
                               {"copy_1gib_us", copy_us},
                               {"copy_tbps", copy},
-                              {"results", results}};
+                              {"results", results},
+                              {"host_breakdown_us", pieces}};
   std::ofstream(out) << doc.dump(2) << "\n";
   return 0;
 } catch (const std::exception& e) {

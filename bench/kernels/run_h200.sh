@@ -3,7 +3,7 @@
 # torch, then the stages named on the command line, in order:
 #   test      GPU correctness suite (kernels_gpu_test)
 #   sanitize  compute-sanitizer memcheck over the suite minus the >2^31-element cases
-#   bench     kernels_bench (C++, CUDA events) -> $OUT/kernels_bench.json
+#   bench     kernels_bench (C++, CUDA events), with the few-row host-time breakdown -> $OUT/kernels_bench.json
 #   baselines PyTorch eager / F.rms_norm / torch.compile -> $OUT/baselines.json
 #   mutate    rebuilds the suite with griddepcontrol.wait removed from every kernel and runs the
 #             chained-calls tests, which must fail (put it last: it leaves the mutated build)
@@ -46,7 +46,7 @@ for stage in "$@"; do
     sanitize) timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 $test_bin \
                 --gtest_brief=1 --gtest_filter='-*Large*:*Errors*' > "$OUT/sanitizer.log" 2>&1
               echo "sanitizer rc=$?"; grep -E "ERROR SUMMARY|tests ran|PASSED|FAILED" "$OUT/sanitizer.log" | tail -5 ;;
-    bench) $bench_bin --out "$OUT/kernels_bench.json" --commit "$commit" \
+    bench) $bench_bin --out "$OUT/kernels_bench.json" --commit "$commit" --host-breakdown \
              > "$OUT/bench.log" 2>&1; echo "bench rc=$?"; cat "$OUT/bench.log" ;;
     mutate) hdr=kernels/common/include/khub_kernels/launch.cuh
             sed 's|asm volatile("griddepcontrol.wait;" ::: "memory");|/* mutation: no wait */|' $hdr > "$OUT/launch.cuh"
