@@ -285,6 +285,7 @@ def main():
     ap.add_argument("--no-khub", action="store_true", help="skip timing khub's ops in this process")
     ap.add_argument("--dtypes", default="bfloat16,float16,float32", help="comma-separated subset of the cases' dtypes")
     ap.add_argument("--commit", default="unknown", help="khub source commit of the ops timed in this process")
+    ap.add_argument("--ops", default="", help="comma-separated op names to run (default: all)")
     a = ap.parse_args()
     doc = {"harness": "baselines.py (PyTorch, CUDA events)", "commit": a.commit, **env()}
     src = torch.empty(1 << 29, device="cuda", dtype=torch.float16)
@@ -298,8 +299,9 @@ def main():
     print("khub vs eager:", doc["khub_correctness"], flush=True)
     results = []
     dtypes = set(a.dtypes.split(","))
+    only_ops = set(filter(None, a.ops.split(",")))
     for op, shape, dt, nbytes, mk, fns, comp, khub in cases():
-        if DTYPE_NAMES[dt] not in dtypes:
+        if DTYPE_NAMES[dt] not in dtypes or (only_ops and op not in only_ops):
             continue
         todo = {name: (mk, fn) for name, fn in fns.items()}
         if comp and not a.no_compile:
