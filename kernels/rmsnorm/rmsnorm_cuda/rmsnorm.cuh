@@ -228,7 +228,7 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
         cuda::unpack16<T>(rk[c].u, b);
 #pragma unroll
         for (int i = 0; i < V; ++i) pk[c].t[i] = cuda::from_float<T>(a[i] + b[i]);
-        cuda::st_out<true>(res_out + row * N + lane * V + c * G * V, pk[c].u);
+        cuda::st_out<StreamStore>(res_out + row * N + lane * V + c * G * V, pk[c].u);
       }
     }
     cuda::add_squares<G>(pk, lane, N, ss);
@@ -262,7 +262,7 @@ cudaError_t launch_keep(const T* x, const RowLayout& xl, const T* w, T* out, int
 }
 
 // The fused add + RMSNorm on the keep kernel (Residual), the weight loaded first.
-template <typename T, int G, int CH, int MinBlocks, bool WeightFirst = true>
+template <typename T, int G, int CH, int MinBlocks, bool WeightFirst = true, bool StreamStore = true>
 cudaError_t launch_add_keep(const RmsNormArgs& a, cudaStream_t stream) {
   if (a.n != G * CH * (16 / static_cast<int64_t>(sizeof(T)))) return cudaErrorInvalidValue;
   const auto* x = static_cast<const T*>(a.x);
@@ -272,10 +272,87 @@ cudaError_t launch_add_keep(const RmsNormArgs& a, cudaStream_t stream) {
   auto* res_out = static_cast<T*>(a.residual_out);
   const int64_t rows = a.x_layout.rows;
   if (a.rounding != Rounding::Fused)
-    return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, true, false, WeightFirst, true, true>, rows,
-                                  stream, x, a.x_layout, res, a.residual_layout, w, out, res_out, rows, a.eps);
-  return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, false, false, WeightFirst, true, true>, rows,
-                                stream, x, a.x_layout, res, a.residual_layout, w, out, res_out, rows, a.eps);
+    return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, true, false, WeightFirst, StreamStore, true>,
+                                  rows, stream, x, a.x_layout, res, a.residual_layout, w, out, res_out, rows, a.eps);
+  return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, false, false, WeightFirst, StreamStore, true>,
+                                rows, stream, x, a.x_layout, res, a.residual_layout, w, out, res_out, rows, a.eps);
+}
+
+// The fused add + RMSNorm in two passes, weight in T, rows of exactly G x CH chunks. Pass 1 reads x
+// and the residual (R's first read), stores their sum s = round(x + residual) to res_out and sums
+// its squares; after the reduction pass 2 gets s back, Recompute: by reading x and the residual
+// again (R's second read: L1 or L2) and adding them, as inductor's two-pass reductions do; else by
+// reading res_out (this thread's own stores, in L2). Nothing of the row is live across the
+// reduction.
+template <typename T, int G, int CH, int MinBlocks, bool RoundFirst, RowRead R, bool StreamStore, bool Recompute>
+__global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
+    rms_norm_add_reload_kernel(const T* __restrict__ x, RowLayout xl, const T* __restrict__ res, RowLayout rl,
+                               const T* __restrict__ w, T* __restrict__ out, T* __restrict__ res_out, int64_t rows,
+                               float eps) {
+  constexpr int V = 16 / sizeof(T), N = G * CH * V;
+  constexpr int RPB = cuda::row_threads<G>() / G;
+  cuda::wait_for_previous_grid();
+  __shared__ float scratch[G > 32 ? G / 32 : 1];
+  const int lane = threadIdx.x % G;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * RPB + threadIdx.x / G;
+  const bool active = row < rows;
+  const T* xr = active ? x + cuda::row_offset(xl, row) : x;
+  const T* rr = active ? res + cuda::row_offset(rl, row) : res;
+  T* so = res_out + row * N;
+  auto add_rows = [&](cuda::Pack16<T>(&pk)[CH], const cuda::Pack16<T>(&rk)[CH]) {
+#pragma unroll
+    for (int c = 0; c < CH; ++c) {
+      float a[V], b[V];
+      cuda::unpack16<T>(pk[c].u, a);
+      cuda::unpack16<T>(rk[c].u, b);
+#pragma unroll
+      for (int i = 0; i < V; ++i) pk[c].t[i] = cuda::from_float<T>(a[i] + b[i]);
+    }
+  };
+  float ss = 0.f;
+  if (active) {
+    cuda::Pack16<T> pk[CH], rk[CH];
+    read_row<G, CH, R, true>(pk, xr, lane, N);
+    read_row<G, CH, R, true>(rk, rr, lane, N);
+    add_rows(pk, rk);
+#pragma unroll
+    for (int c = 0; c < CH; ++c) cuda::st_out<StreamStore>(so + (c * G + lane) * V, pk[c].u);
+    cuda::add_squares<G>(pk, lane, N, ss);
+  }
+  ss = cuda::group_sum<G>(ss, scratch);
+  if (!active) return;
+  const float r = rsqrtf(ss / static_cast<float>(N) + eps);
+  cuda::Pack16<T> pk[CH];
+  if constexpr (Recompute) {
+    cuda::Pack16<T> rk[CH];
+    read_row<G, CH, R, false>(pk, xr, lane, N);
+    read_row<G, CH, R, false>(rk, rr, lane, N);
+    add_rows(pk, rk);
+  } else {
+#pragma unroll
+    for (int c = 0; c < CH; ++c) pk[c].u = *reinterpret_cast<const uint4*>(so + (c * G + lane) * V);
+  }
+#pragma unroll
+  for (int c = 0; c < CH; ++c) {
+    const int idx = (c * G + lane) * V;
+    store_chunk<T, RoundFirst, StreamStore>(out + row * N + idx, pk[c].u, cuda::ldg16(w + idx), r);
+  }
+}
+
+template <typename T, int G, int CH, int MinBlocks, RowRead R, bool StreamStore, bool Recompute>
+cudaError_t launch_add_reload(const RmsNormArgs& a, cudaStream_t stream) {
+  if (a.n != G * CH * (16 / static_cast<int64_t>(sizeof(T)))) return cudaErrorInvalidValue;
+  const auto* x = static_cast<const T*>(a.x);
+  const auto* res = static_cast<const T*>(a.residual);
+  const auto* w = static_cast<const T*>(a.weight);
+  auto* out = static_cast<T*>(a.out);
+  auto* res_out = static_cast<T*>(a.residual_out);
+  const int64_t rows = a.x_layout.rows;
+  if (a.rounding != Rounding::Fused)
+    return cuda::launch_groups<G>(rms_norm_add_reload_kernel<T, G, CH, MinBlocks, true, R, StreamStore, Recompute>,
+                                  rows, stream, x, a.x_layout, res, a.residual_layout, w, out, res_out, rows, a.eps);
+  return cuda::launch_groups<G>(rms_norm_add_reload_kernel<T, G, CH, MinBlocks, false, R, StreamStore, Recompute>,
+                                rows, stream, x, a.x_layout, res, a.residual_layout, w, out, res_out, rows, a.eps);
 }
 
 }  // namespace khub_kernels::rmsnorm
