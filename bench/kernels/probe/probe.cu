@@ -63,6 +63,8 @@ int main(int argc, char** argv) {
       [] { return rms<bf16, true>(5376, 2048, "[2,2688,2048]"); },
       [] { return rms<bf16, true>(2048, 4096, "[1,2048,4096]"); },
       [] { return rms<bf16, true>(8192, 4096, "[1,8192,4096]"); },
+      [] { return rms<bf16, true>(4096, 4096, "[1,4096,4096]"); },
+      [] { return rms<bf16, true>(1024, 4096, "[1,1024,4096]"); },
       [] { return rms<bf16, true>(64, 4096, "[64,1,4096]"); },
       [] { return adaln(2, 2688, 2048); },
       [] { return adaln(2, 8064, 2048); },
