@@ -28,15 +28,33 @@ cudaError_t keep_wf(const T* x, const RowLayout& xl, const T* w, T* out, int n, 
   return launch_keep<T, G, CH, MinBlocks, L1Keep, true>(x, xl, w, out, n, eps, round_first, stream);
 }
 
-// The fused add on the keep kernel, weight loaded first, for rows of 2048 (at least 2048 of them,
-// a T weight): [2,2688,2048] against the row engine, probe cold / graph us (docs/gpu-measurements.md,
+// The fused add, a T weight. Rows of 2048 (at least 2048 of them) on the keep kernel, weight loaded
+// first: [2,2688,2048] against the row engine, probe cold / graph us (docs/gpu-measurements.md,
 // version 23): bf16 26.14-26.40 / 23.30 -> 25.60-25.89 / 22.81-22.86 (128 x 2, 1536 threads/SM);
 // fp32 47.97-48.13 / 45.13-45.21 -> 46.53-46.94 / 43.87-43.89 (512 x 1, 2048 threads/SM; 256 x 2,
 // the engine's layout, 47.14-47.33 / 44.31-44.45).
+// 16-bit rows of 4096 (Qwen3's hidden size), probe, two processes, each candidate twice in turn
+// (version 24): from 2048 rows the two-pass kernel recomputing the sum from x and the residual
+// re-read with L1 / L2 priorities, as inductor schedules it: [1,8192,4096] at 512 x 1 67.2-67.8 /
+// 64.0-64.1 against the engine's 69.2-70.8 / 65.4-67.5 (copy16 66.6; torch.compile 67.23 in
+// baselines.py), [1,4096,4096] 36.2-36.9 / 33.4 against 37.1-37.6 / 33.4-34.9; [1,2048,4096] at
+// 256 x 2 19.7-20.3 / 17.5 against 20.9-21.1 / 17.2-18.8 and the keep kernel's 20.3-20.4 / 17.0
+// (compile 20.42 / 18.60). Fewer rows on the keep kernel: [1,1024,4096] 12.6-12.7 / 8.2-10.0 ->
+// 11.2-11.3 / 7.2, [64,1,4096] 5.9-6.0 / 2.1 -> 5.1 / 1.6 (compile 5.31 / 2.13).
 template <typename T>
 bool run_add_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cudaError_t& err) {
-  if (!vector_ok || !a.weight || a.weight_dtype != a.dtype || a.n != 2048 || a.x_layout.rows < kDedicatedMinRows)
-    return false;
+  if (!vector_ok || !a.weight || a.weight_dtype != a.dtype) return false;
+  const int64_t rows = a.x_layout.rows;
+  using RR = RowRead;
+  if constexpr (sizeof(T) == 2) {
+    if (a.n == 4096) {
+      if (rows >= 2 * kDedicatedMinRows) err = launch_add_reload<T, 512, 1, 4, RR::L1KeepL2Hint, true, true>(a, stream);
+      else if (rows >= kDedicatedMinRows) err = launch_add_reload<T, 256, 2, 8, RR::L1KeepL2Hint, true, true>(a, stream);
+      else err = launch_add_keep<T, 256, 2, 8>(a, stream);
+      return true;
+    }
+  }
+  if (a.n != 2048 || rows < kDedicatedMinRows) return false;
   if constexpr (sizeof(T) == 2) err = launch_add_keep<T, 128, 2, 12>(a, stream);
   else err = launch_add_keep<T, 512, 1, 4>(a, stream);
   return true;
