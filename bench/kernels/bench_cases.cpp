@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "bench_support.h"
+#include "host_launch.h"
 
 namespace khub_bench {
 namespace {
@@ -189,6 +190,17 @@ std::vector<Case> all_cases() {
   return cases;
 }
 
+namespace {
+
+// An empty kernel on x's device and current stream, as the ops launch theirs.
+void launch_empty_on(EmptyLaunch how, const at::Tensor& x) {
+  const c10::cuda::CUDAGuard guard(x.device());
+  const cudaError_t err = launch_empty(how, c10::cuda::getCurrentCUDAStream(x.device().index()).stream());
+  TORCH_CHECK(err == cudaSuccess, "empty kernel launch: ", cudaGetErrorString(err));
+}
+
+}  // namespace
+
 std::vector<std::pair<std::string, std::function<void()>>> host_pieces() {
   const std::vector<int64_t> shape{1, 128, 4096};
   const auto x = at::randn(shape, on_gpu(at::kBFloat16)), w = at::randn({4096}, on_gpu(at::kBFloat16));
@@ -198,6 +210,9 @@ std::vector<std::pair<std::string, std::function<void()>>> host_pieces() {
           {"rms_norm [0,4096] (no allocation, no launch)", [=] { f.call(none, w, 1e-6); }},
           {"at::empty [1,128,4096] bf16 (the output)", [=] { at::empty(shape, on_gpu(at::kBFloat16)); }},
           {"at::cuda::sleep(0) (a plain kernel launch)", [] { at::cuda::sleep(0); }},
+          {"empty kernel <<<>>> + cudaGetLastError", [=] { launch_empty_on(EmptyLaunch::Chevron, x); }},
+          {"empty kernel cudaLaunchKernelEx", [=] { launch_empty_on(EmptyLaunch::LaunchEx, x); }},
+          {"empty kernel cudaLaunchKernelEx + PDL attribute", [=] { launch_empty_on(EmptyLaunch::LaunchExPdl, x); }},
           {"CUDAGuard + getCurrentCUDAStream", [=] {
              const c10::cuda::CUDAGuard guard(x.device());
              (void)c10::cuda::getCurrentCUDAStream(x.device().index()).stream();

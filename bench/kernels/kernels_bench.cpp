@@ -7,7 +7,8 @@
 //  * copy: 1 GiB device-to-device cudaMemcpyAsync, read + write bytes;
 //  * sm_mhz: the SM clock right after each case (a spin of known cycles, event-timed).
 //  * --host-breakdown: the host time of a few-row RMSNorm call taken apart (bench_cases.cpp's
-//    host_pieces: the op, the op on zero rows, the output's allocation, a plain kernel launch);
+//    host_pieces: the op, the op on zero rows, the output's allocation, a plain kernel launch, an
+//    empty kernel launched plainly and the way khub's kernels are, with the PDL attribute);
 //    with a filter that matches no case (--filter none) only the breakdown runs.
 // Usage: kernels_bench --out results.json [--commit SHA] [--filter substring of op + shape + dtype]
 //        [--graph-warmup N (replays before the timed ones; 3)] [--host-breakdown]
