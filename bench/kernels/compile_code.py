@@ -2,28 +2,94 @@
 how inductor schedules a shape (block size, rows per program, warps, cache hints) where its CUDA-graph
 replay is faster than khub's kernel.
 
-usage: python3 compile_code.py [substring of "op shape dtype" ...] 2> code.txt
+--export DIR also copies each case's autotuned kernel (the config inductor chose: its .best_config names
+the Triton cache entry) to DIR/<op>_<shape>_<dtype>/ as kernel.cubin, kernel.ptx and launch.txt (grid,
+block, shared memory, the kernel's arguments in order with the integer ones' values), so the probe can
+launch inductor's own kernel on its buffers (probe --inductor DIR). Cases that compile to more than one
+kernel are not exported (the probe times one launch a call).
+
+usage: python3 compile_code.py [--export DIR] [substring of "op shape dtype" ...] 2> code.txt
 """
+import argparse
+import ast
+import glob
+import json
+import math
 import os
+import re
+import shutil
 import sys
+import tempfile
 
 os.environ.setdefault("TORCH_LOGS", "output_code")
-import torch  # noqa: E402
 
-import baselines  # noqa: E402
+
+def kernel_launch(best_config, triton_cache):
+    """launch.txt's text for the kernel whose autotune result is best_config, and its cubin / ptx paths."""
+    cfg = json.load(open(best_config))
+    src = open(os.path.splitext(best_config)[0] + ".py").read()
+    name = re.search(r"^def (triton_\w+)\(", src, re.M).group(1)
+    sig = ast.literal_eval(re.search(r"'signature': (\{[^}]*\})", src).group(1))
+    entry = os.path.join(triton_cache, cfg["triton_cache_hash"])
+    meta = json.load(open(os.path.join(entry, name + ".json")))
+    if meta.get("global_scratch_size", 0) or meta.get("profile_scratch_size", 0):
+        raise RuntimeError(f"{name} needs scratch memory")
+    ints = {k: int(v) for k, v in re.findall(r"^\s+(\w+numel) = (\d+)$", src, re.M)}
+    args = []
+    for arg, kind in sig.items():
+        if kind == "constexpr":
+            continue
+        args.append(arg if kind.startswith("*") else f"{arg}={ints[arg]}")
+    grid = math.ceil(ints["xnumel"] / cfg.get("XBLOCK", 1))
+    text = (f"name {name}\ngrid {grid}\nblock {meta['num_warps'] * 32}\nshared {meta['shared']}\n"
+            f"args {' '.join(args)}\nconfig {json.dumps({k: v for k, v in cfg.items() if k.isupper() or k.startswith('num_')})}\n")
+    return text, os.path.join(entry, name + ".cubin"), os.path.join(entry, name + ".ptx")
 
 
 def main():
-    wanted = sys.argv[1:]
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--export", help="folder for the chosen kernels (probe --inductor)")
+    ap.add_argument("wanted", nargs="*")
+    a = ap.parse_args()
+    if a.export:
+        # Fresh caches, so every case autotunes and writes its .best_config.
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="khub-inductor-")
+        os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="khub-triton-")
+    import torch  # noqa: E402  (after the environment above)
+
+    import baselines  # noqa: E402
+
+    seen = set()
     for op, shape, dt, _, mk, fns, comp, _khub in baselines.cases():
         name = f"{op} {shape} {baselines.DTYPE_NAMES[dt]}"
-        if not comp or (wanted and not any(w in name for w in wanted)):
+        if not comp or (a.wanted and not any(w in name for w in a.wanted)):
             continue
         print(f"==== {name}", file=sys.stderr, flush=True)
         torch._dynamo.reset()  # a fresh compile per case (dynamo's recompile limit, as in baselines.py)
         fn = torch.compile(next(iter(fns.values())), dynamic=False)
         fn(*mk())
         torch.cuda.synchronize()
+        if not a.export:
+            continue
+        found = set(glob.glob(os.path.join(os.environ["TORCHINDUCTOR_CACHE_DIR"], "**", "*.best_config"),
+                              recursive=True))
+        new = sorted(found - seen)
+        seen |= found
+        tag = f"{op}_{'x'.join(map(str, shape))}_{baselines.DTYPE_NAMES[dt]}"
+        if len(new) != 1:
+            print(f"export {tag}: {len(new)} autotuned kernels, not exported", flush=True)
+            continue
+        try:
+            text, cubin, ptx = kernel_launch(new[0], os.environ["TRITON_CACHE_DIR"])
+        except (OSError, KeyError, AttributeError, RuntimeError) as e:
+            print(f"export {tag}: {e!r}", flush=True)
+            continue
+        out = os.path.join(a.export, tag)
+        os.makedirs(out, exist_ok=True)
+        shutil.copy(cubin, os.path.join(out, "kernel.cubin"))
+        shutil.copy(ptx, os.path.join(out, "kernel.ptx"))
+        open(os.path.join(out, "launch.txt"), "w").write(text)
+        print(f"export {tag}: {text.splitlines()[0]}, {text.splitlines()[1]}, {text.splitlines()[2]}", flush=True)
 
 
 if __name__ == "__main__":

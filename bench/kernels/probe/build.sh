@@ -11,6 +11,6 @@ for k in rmsnorm rope3d geglu adaln; do
   srcs+=(kernels/$k/${k}_cuda/$k.cu)
 done
 nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -lineinfo --expt-relaxed-constexpr \
-  -Xptxas=-warn-spills -diag-suppress 3357 "${inc[@]}" bench/kernels/probe/probe.cu "${srcs[@]}" -o "$out/probe" "$@" 2>&1 \
+  -Xptxas=-warn-spills -diag-suppress 3357 "${inc[@]}" bench/kernels/probe/probe.cu "${srcs[@]}" -lcuda -o "$out/probe" "$@" 2>&1 \
   | grep -v "^$" || true
 test -x "$out/probe"

@@ -125,6 +125,7 @@ struct Workload {
   int sets = 0;
   std::vector<Output> outputs;  // of output set 0, compared element by element in their type
   std::vector<std::pair<std::string, Call>> candidates;  // first = shipped
+  std::vector<std::pair<std::string, Call>> tail;        // run last, before "shipped, again"
 };
 
 inline double sm_mhz() {

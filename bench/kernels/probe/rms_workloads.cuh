@@ -1,6 +1,7 @@
 // RMSNorm and fused add + RMSNorm workloads: the shipped launcher against other kernels and groups.
 #pragma once
 #include "copies.cuh"
+#include "inductor.cuh"
 
 namespace probe {
 
@@ -42,6 +43,15 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
                           }});
   add_copies(w);
   auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
+  // torch.compile's own kernel for this case (probe --inductor), early and again near the end.
+  if (const InductorKernel ik = load_inductor(inductor_tag<T>(w.op, shape)); ik.fn) {
+    const Call call = [=](int i, int o) {
+      if constexpr (Residual) launch_inductor(ik, {xs[i], rs[i], weights[i], outs[o], routs[o]});
+      else launch_inductor(ik, {xs[i], weights[i], outs[o]});
+    };
+    add("inductor (torch.compile's kernel)", call);
+    w.tail.push_back({"inductor (torch.compile's kernel), 2", call});
+  }
   // Earlier sweeps (group sizes, fetch orders, fp32 3072 and q/k-head configurations, L2 prefetch of
   // the weight): docs/gpu-measurements.md, version 16.
   if constexpr (!Residual) {
