@@ -40,7 +40,9 @@ cudaError_t keep_wf(const T* x, const RowLayout& xl, const T* w, T* out, int n, 
 // baselines.py), [1,4096,4096] 36.2-36.9 / 33.4 against 37.1-37.6 / 33.4-34.9; [1,2048,4096] at
 // 256 x 2 19.7-20.3 / 17.5 against 20.9-21.1 / 17.2-18.8 and the keep kernel's 20.3-20.4 / 17.0
 // (compile 20.42 / 18.60). Fewer rows on the keep kernel: [1,1024,4096] 12.6-12.7 / 8.2-10.0 ->
-// 11.2-11.3 / 7.2, [64,1,4096] 5.9-6.0 / 2.1 -> 5.1 / 1.6 (compile 5.31 / 2.13).
+// 11.2-11.3 / 7.2, [64,1,4096] 5.9-6.0 / 2.1 -> 5.1 / 1.6 (compile 5.31 / 2.13). The op always
+// rounds once (Rounding::Fused); the rounding-first instance of the fp16 256 x 2 two-pass kernel,
+// reachable only from C++, spills 4 bytes (ptxas).
 template <typename T>
 bool run_add_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cudaError_t& err) {
   if (!vector_ok || !a.weight || a.weight_dtype != a.dtype) return false;
