@@ -90,6 +90,18 @@ struct RmsNormOp {
   }
 };
 
+// The fused add of one chunk: s = round(x + residual), summed in fp32 and rounded to T as the row
+// engine does, into x's chunk.
+template <typename T>
+__device__ __forceinline__ void add_chunk(cuda::Pack16<T>& x, const cuda::Pack16<T>& residual) {
+  constexpr int V = 16 / sizeof(T);
+  float a[V], b[V];
+  cuda::unpack16<T>(x.u, a);
+  cuda::unpack16<T>(residual.u, b);
+#pragma unroll
+  for (int i = 0; i < V; ++i) x.t[i] = cuda::from_float<T>(a[i] + b[i]);
+}
+
 // Stores one 16-byte chunk x of a normalised row: (x * r, rounded to T first when RoundFirst) * w,
 // w the matching 16 bytes of the weight. The two dedicated kernels' store.
 template <typename T, bool RoundFirst, bool StreamStore>
@@ -142,12 +154,9 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     rms_norm_reload_kernel(const T* __restrict__ x, RowLayout xl, const T* __restrict__ w, T* __restrict__ out,
                            int64_t rows, int n, float eps) {
   constexpr int V = 16 / sizeof(T);
-  constexpr int RPB = cuda::row_threads<G>() / G;
   cuda::wait_for_previous_grid();
   __shared__ float scratch[G > 32 ? G / 32 : 1];
-  const int lane = threadIdx.x % G;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * RPB + threadIdx.x / G;
-  const bool active = row < rows;
+  const auto [lane, row, active] = cuda::group_row<G>(rows);
   const T* xr = active ? x + cuda::row_offset(xl, row) : x;
   float ss = 0.f;
   if (active) {
@@ -223,11 +232,7 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     if constexpr (Residual) {
 #pragma unroll
       for (int c = 0; c < CH; ++c) {
-        float a[V], b[V];
-        cuda::unpack16<T>(pk[c].u, a);
-        cuda::unpack16<T>(rk[c].u, b);
-#pragma unroll
-        for (int i = 0; i < V; ++i) pk[c].t[i] = cuda::from_float<T>(a[i] + b[i]);
+        add_chunk(pk[c], rk[c]);
         cuda::st_out<StreamStore>(res_out + row * N + lane * V + c * G * V, pk[c].u);
       }
     }
@@ -261,21 +266,25 @@ cudaError_t launch_keep(const T* x, const RowLayout& xl, const T* w, T* out, int
                                 xl.rows, stream, x, xl, nullptr, RowLayout{}, w, out, nullptr, xl.rows, eps);
 }
 
+// Launches a fused add + RMSNorm kernel (the keep kernel with Residual, or the two-pass one) for rows
+// of N elements: rounding_first for the roundings that round x * r before the weight, fused for one
+// rounding. cudaErrorInvalidValue unless a.n == N.
+template <typename T, int G, int N, typename Kernel>
+cudaError_t launch_add(const RmsNormArgs& a, Kernel rounding_first, Kernel fused, cudaStream_t stream) {
+  if (a.n != N) return cudaErrorInvalidValue;
+  const int64_t rows = a.x_layout.rows;
+  return cuda::launch_groups<G>(a.rounding != Rounding::Fused ? rounding_first : fused, rows, stream,
+                                static_cast<const T*>(a.x), a.x_layout, static_cast<const T*>(a.residual),
+                                a.residual_layout, static_cast<const T*>(a.weight), static_cast<T*>(a.out),
+                                static_cast<T*>(a.residual_out), rows, a.eps);
+}
+
 // The fused add + RMSNorm on the keep kernel (Residual), the weight loaded first.
 template <typename T, int G, int CH, int MinBlocks, bool WeightFirst = true, bool StreamStore = true>
 cudaError_t launch_add_keep(const RmsNormArgs& a, cudaStream_t stream) {
-  if (a.n != G * CH * (16 / static_cast<int64_t>(sizeof(T)))) return cudaErrorInvalidValue;
-  const auto* x = static_cast<const T*>(a.x);
-  const auto* res = static_cast<const T*>(a.residual);
-  const auto* w = static_cast<const T*>(a.weight);
-  auto* out = static_cast<T*>(a.out);
-  auto* res_out = static_cast<T*>(a.residual_out);
-  const int64_t rows = a.x_layout.rows;
-  if (a.rounding != Rounding::Fused)
-    return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, true, false, WeightFirst, StreamStore, true>,
-                                  rows, stream, x, a.x_layout, res, a.residual_layout, w, out, res_out, rows, a.eps);
-  return cuda::launch_groups<G>(rms_norm_keep_kernel<T, G, CH, MinBlocks, false, false, WeightFirst, StreamStore, true>,
-                                rows, stream, x, a.x_layout, res, a.residual_layout, w, out, res_out, rows, a.eps);
+  return launch_add<T, G, G * CH * (16 / static_cast<int>(sizeof(T)))>(
+      a, rms_norm_keep_kernel<T, G, CH, MinBlocks, true, false, WeightFirst, StreamStore, true>,
+      rms_norm_keep_kernel<T, G, CH, MinBlocks, false, false, WeightFirst, StreamStore, true>, stream);
 }
 
 // The fused add + RMSNorm in two passes, weight in T, rows of exactly G x CH chunks. Pass 1 reads x
@@ -291,24 +300,15 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
                                const T* __restrict__ w, T* __restrict__ out, T* __restrict__ res_out, int64_t rows,
                                float eps) {
   constexpr int V = 16 / sizeof(T), N = G * CH * V;
-  constexpr int RPB = cuda::row_threads<G>() / G;
   cuda::wait_for_previous_grid();
   __shared__ float scratch[G > 32 ? G / 32 : 1];
-  const int lane = threadIdx.x % G;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * RPB + threadIdx.x / G;
-  const bool active = row < rows;
+  const auto [lane, row, active] = cuda::group_row<G>(rows);
   const T* xr = active ? x + cuda::row_offset(xl, row) : x;
   const T* rr = active ? res + cuda::row_offset(rl, row) : res;
   T* so = res_out + row * N;
-  auto add_rows = [&](cuda::Pack16<T>(&pk)[CH], const cuda::Pack16<T>(&rk)[CH]) {
+  auto add_rows = [](cuda::Pack16<T>(&pk)[CH], const cuda::Pack16<T>(&rk)[CH]) {
 #pragma unroll
-    for (int c = 0; c < CH; ++c) {
-      float a[V], b[V];
-      cuda::unpack16<T>(pk[c].u, a);
-      cuda::unpack16<T>(rk[c].u, b);
-#pragma unroll
-      for (int i = 0; i < V; ++i) pk[c].t[i] = cuda::from_float<T>(a[i] + b[i]);
-    }
+    for (int c = 0; c < CH; ++c) add_chunk(pk[c], rk[c]);
   };
   float ss = 0.f;
   if (active) {
@@ -342,18 +342,9 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
 
 template <typename T, int G, int CH, int MinBlocks, RowRead R, bool StreamStore, bool Recompute>
 cudaError_t launch_add_reload(const RmsNormArgs& a, cudaStream_t stream) {
-  if (a.n != G * CH * (16 / static_cast<int64_t>(sizeof(T)))) return cudaErrorInvalidValue;
-  const auto* x = static_cast<const T*>(a.x);
-  const auto* res = static_cast<const T*>(a.residual);
-  const auto* w = static_cast<const T*>(a.weight);
-  auto* out = static_cast<T*>(a.out);
-  auto* res_out = static_cast<T*>(a.residual_out);
-  const int64_t rows = a.x_layout.rows;
-  if (a.rounding != Rounding::Fused)
-    return cuda::launch_groups<G>(rms_norm_add_reload_kernel<T, G, CH, MinBlocks, true, R, StreamStore, Recompute>,
-                                  rows, stream, x, a.x_layout, res, a.residual_layout, w, out, res_out, rows, a.eps);
-  return cuda::launch_groups<G>(rms_norm_add_reload_kernel<T, G, CH, MinBlocks, false, R, StreamStore, Recompute>,
-                                rows, stream, x, a.x_layout, res, a.residual_layout, w, out, res_out, rows, a.eps);
+  return launch_add<T, G, G * CH * (16 / static_cast<int>(sizeof(T)))>(
+      a, rms_norm_add_reload_kernel<T, G, CH, MinBlocks, true, R, StreamStore, Recompute>,
+      rms_norm_add_reload_kernel<T, G, CH, MinBlocks, false, R, StreamStore, Recompute>, stream);
 }
 
 }  // namespace khub_kernels::rmsnorm

@@ -69,6 +69,21 @@ constexpr int row_threads() {
   return G > 32 ? G : kRowBlock;
 }
 
+// This thread's place in a launch_groups grid: its lane in its G-thread group, the group's row, and
+// whether that row exists (the last block's groups may run past the rows).
+struct GroupRow {
+  int lane;
+  int64_t row;
+  bool active;
+};
+
+template <int G>
+__device__ __forceinline__ GroupRow group_row(int64_t rows) {
+  constexpr int RPB = row_threads<G>() / G;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * RPB + threadIdx.x / G;
+  return {static_cast<int>(threadIdx.x % G), row, row < rows};
+}
+
 // Launches kernel with one G-thread group per row (or token), row_threads<G>() threads a block.
 template <int G, typename... Params, typename... Args>
 cudaError_t launch_groups(void (*kernel)(Params...), int64_t rows, cudaStream_t stream, Args&&... args) {
