@@ -1,6 +1,7 @@
 // GEGLU / GELU-tanh workloads: the shipped launcher against other unrolls, orders and reads.
 #pragma once
 #include "copies.cuh"
+#include "inductor.cuh"
 
 namespace probe {
 
@@ -40,6 +41,15 @@ inline Workload geglu(int64_t b, int64_t s, int64_t n) {
   };
   w.candidates.push_back({"shipped", [=](int i, int o) { CHECK(gg::launch_geglu(args(i, o), true, g_stream)); }});
   add_copies(w);
+  // torch.compile's own kernel (probe --inductor) for the eager formulas baselines.py compiles:
+  // GEGLU with the exact GELU, GELU-tanh alone.
+  if constexpr ((Gated && A == gg::Act::GeluErf) || (!Gated && A == gg::Act::GeluTanh)) {
+    if (const InductorKernel ik = load_inductor(inductor_tag<T>(w.op, dims({b, s, in}))); ik.fn) {
+      const Call call = [=](int i, int o) { launch_inductor(ik, {xs[i], outs[o]}); };
+      w.candidates.push_back({"inductor (torch.compile's kernel)", call});
+      w.tail.push_back({"inductor (torch.compile's kernel), 2", call});
+    }
+  }
   w.candidates.push_back({"shipped, no PDL", no_pdl(w.candidates[0].second)});
   auto direct = [&](const char* name, auto launch, int threads) {
     w.candidates.push_back({name, [=](int i, int o) { CHECK(launch(args(i, o), threads, g_stream)); }});
