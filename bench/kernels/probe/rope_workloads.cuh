@@ -109,6 +109,11 @@ inline Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
     token_stream("token T weight G128 CH2 MinB8, 2", r3::launch_rope_token<128, 2, 8, true, OpS>);
     // q and k loads allocating in L1 (version 19; not yet run).
     token_stream("token T weight G128 CH2 MinB8 L1 keep", r3::launch_rope_token<128, 2, 8, true, OpS, true>);
+    // Lean (session 15, not yet run): the token's (b, s) by one multiply-high division reused for
+    // both rows' offsets, the mean by __fdividef; the shipped configuration between its two runs.
+    token_stream("token T weight G128 CH2 MinB8 lean", r3::launch_rope_token<128, 2, 8, true, OpS, false, true>);
+    token_stream("token T weight G128 CH2 MinB8, 3", r3::launch_rope_token<128, 2, 8, true, OpS>);
+    token_stream("token T weight G128 CH2 MinB8 lean, 2", r3::launch_rope_token<128, 2, 8, true, OpS, false, true>);
   } else {
     // The shipped kernel takes one group per token (q and k together, trig fetched once).
     auto token = [&](const char* name, auto launch) {
@@ -120,6 +125,11 @@ inline Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
     token("token G256 CH1 MinB6", r3::launch_rope_token<256, 1, 6, false, Op>);
     token("token G256 CH1 MinB8 L1 keep", r3::launch_rope_token<256, 1, 8, false, Op, true>);
     token("token G256 CH1 MinB6 L1 keep", r3::launch_rope_token<256, 1, 6, false, Op, true>);
+    // Lean (session 15, not yet run): the token's (b, s) by one multiply-high division reused for
+    // both rows' offsets; the shipped configuration between its two runs.
+    token("token G256 CH1 MinB8 lean", r3::launch_rope_token<256, 1, 8, false, Op, false, true>);
+    token("token G256 CH1 MinB8", r3::launch_rope_token<256, 1, 8, false, Op>);
+    token("token G256 CH1 MinB8 lean, 2", r3::launch_rope_token<256, 1, 8, false, Op, false, true>);
   }
   return w;
 }

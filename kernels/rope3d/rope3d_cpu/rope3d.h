@@ -32,6 +32,9 @@ struct TrigParams {
   int64_t seq = 1;  // S, to split a row into (b, s)
   int pad_pairs = 0;
   int f = 0;  // frequencies per axis, D / 6
+  // seq as a multiply-high divisor, for the CUDA token kernels' Lean variant (set by their launcher;
+  // last, so the fields above keep their offsets in the kernels' parameters).
+  FastDiv seq_div;
 };
 
 struct RopeArgs {

@@ -54,9 +54,9 @@ struct TrigRow {
   }
 };
 
+// The trig source of sample b, position s.
 template <TrigMode M>
-__device__ __forceinline__ TrigRow<M> trig_row(const TrigParams& t, int64_t row) {
-  const int64_t b = cuda::div_nonneg(row, t.seq), s = row - b * t.seq;
+__device__ __forceinline__ TrigRow<M> trig_row_at(const TrigParams& t, int64_t b, int64_t s) {
   const int64_t o = b * t.stride_b + s * t.stride_s;
   TrigRow<M> r{nullptr, nullptr, t.freqs, {0, 0, 0}, {0.f, 0.f, 0.f}, t.pad_pairs, t.f};
   if constexpr (M == TrigMode::Api) {
@@ -72,6 +72,12 @@ __device__ __forceinline__ TrigRow<M> trig_row(const TrigParams& t, int64_t row)
     for (int a = 0; a < 3; ++a) r.g[a] = __ldg(t.coords + o + a);
   }
   return r;
+}
+
+template <TrigMode M>
+__device__ __forceinline__ TrigRow<M> trig_row(const TrigParams& t, int64_t row) {
+  const int64_t b = cuda::div_nonneg(row, t.seq);
+  return trig_row_at<M>(t, b, row - b * t.seq);
 }
 
 // out = x * cos + rotate(x) * sin, each product and the sum rounded to fp32 (eager's order). c and
@@ -194,14 +200,32 @@ struct RopeRowOp {
   }
 
   // The q and k rows of one token (k required), the row offsets and the trig row worked out once.
+  // Lean: the token's (b, s) from one multiply-high division (t.seq_div; tokens < 2^31), reused for
+  // q's and k's offsets where their layouts split rows by seq, instead of up to two division
+  // sequences (the fused kernel is issue-bound: ncu, version 16).
+  template <bool Lean = false>
   __device__ __forceinline__ void token_rows(int64_t token, Row& qr, Row& kr) const {
-    const TrigRow<M> tr = trig_row<M>(t, token);
-    const int64_t qoff = cuda::row_offset(ql, token);
-    const bool same_layout = kl.inner == ql.inner && kl.stride_outer == ql.stride_outer &&
-                             kl.stride_inner == ql.stride_inner;
-    const int64_t koff = same_layout ? qoff : cuda::row_offset(kl, token);
-    qr = Row{q + qoff, qo + token * d, qw, w_f32, tr};
-    kr = Row{k + koff, ko + token * d, kw, w_f32, tr};
+    auto same_layout = [&] {
+      return kl.inner == ql.inner && kl.stride_outer == ql.stride_outer && kl.stride_inner == ql.stride_inner;
+    };
+    if constexpr (Lean) {
+      const uint32_t tk = static_cast<uint32_t>(token), b = cuda::fast_div(t.seq_div, tk);
+      const uint32_t s = tk - b * t.seq_div.d;
+      const TrigRow<M> tr = trig_row_at<M>(t, b, s);
+      auto offset = [&](const RowLayout& l) {
+        return l.inner == t.seq ? int64_t{b} * l.stride_outer + int64_t{s} * l.stride_inner : cuda::row_offset(l, token);
+      };
+      const int64_t qoff = offset(ql);
+      const int64_t koff = same_layout() ? qoff : offset(kl);
+      qr = Row{q + qoff, qo + token * d, qw, w_f32, tr};
+      kr = Row{k + koff, ko + token * d, kw, w_f32, tr};
+    } else {
+      const TrigRow<M> tr = trig_row<M>(t, token);
+      const int64_t qoff = cuda::row_offset(ql, token);
+      const int64_t koff = same_layout() ? qoff : cuda::row_offset(kl, token);
+      qr = Row{q + qoff, qo + token * d, qw, w_f32, tr};
+      kr = Row{k + koff, ko + token * d, kw, w_f32, tr};
+    }
   }
 };
 
@@ -212,8 +236,9 @@ struct RopeRowOp {
 // TWeight (norm only): q and k weights in T, stored without the run-time branches on the weight's
 // kind (the fused kernel is issue-bound: ncu, version 16). Op is RopeRowOp<T, Norm, Table, Stream>.
 // L1Keep: q and k loads allocate in L1 (evict_last) instead of bypassing it (a probe option;
-// version 19).
-template <typename Op, int G, int CH, int MinBlocks, bool TWeight, bool L1Keep = false>
+// version 19). Lean (a probe option): Op::token_rows<true>, and the mean of squares by __fdividef
+// (one reciprocal and a multiply, exact for a power-of-two n; no IEEE division's checks and branch).
+template <typename Op, int G, int CH, int MinBlocks, bool TWeight, bool L1Keep = false, bool Lean = false>
 __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     rope_token_kernel(const Op op, int64_t tokens, int n, float eps) {
   using T = typename Op::T;
@@ -232,7 +257,7 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
   float ss[2] = {0.f, 0.f};
   Row rows[2]{};
   if (active) {
-    op.token_rows(token, rows[0], rows[1]);
+    op.template token_rows<Lean>(token, rows[0], rows[1]);
 #pragma unroll
     for (int j = 0; j < 2; ++j)
 #pragma unroll
@@ -249,8 +274,13 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
   float r[2] = {1.f, 1.f};
   if constexpr (Op::kNorm) {
     cuda::group_sum<G, 2>(ss, scratch);
-    r[0] = rsqrtf(ss[0] / static_cast<float>(n) + eps);
-    r[1] = rsqrtf(ss[1] / static_cast<float>(n) + eps);
+    if constexpr (Lean) {
+      r[0] = rsqrtf(__fdividef(ss[0], static_cast<float>(n)) + eps);
+      r[1] = rsqrtf(__fdividef(ss[1], static_cast<float>(n)) + eps);
+    } else {
+      r[0] = rsqrtf(ss[0] / static_cast<float>(n) + eps);
+      r[1] = rsqrtf(ss[1] / static_cast<float>(n) + eps);
+    }
   } else {
     __syncwarp();  // keeps every load issued before the first store (see row_norm_fast_kernel)
   }
@@ -275,9 +305,18 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
   }
 }
 
-// `tokens` rows of q (and of k). TWeight requires both weights in T.
-template <int G, int CH, int MinBlocks, bool TWeight, typename Op, bool L1Keep = false>
+// `tokens` rows of q (and of k). TWeight requires both weights in T. Lean sets op.t.seq_div, and
+// falls back to the plain kernel where tokens or seq reach 2^31.
+template <int G, int CH, int MinBlocks, bool TWeight, typename Op, bool L1Keep = false, bool Lean = false>
 cudaError_t launch_rope_token(const Op& op, int64_t tokens, int n, float eps, cudaStream_t stream) {
+  if constexpr (Lean) {
+    if (tokens < (int64_t{1} << 31) && op.t.seq < (int64_t{1} << 31)) {
+      Op lean = op;
+      lean.t.seq_div = make_fast_div(static_cast<uint32_t>(op.t.seq));
+      return cuda::launch_groups<G>(rope_token_kernel<Op, G, CH, MinBlocks, TWeight, L1Keep, true>, tokens, stream,
+                                    lean, tokens, n, eps);
+    }
+  }
   return cuda::launch_groups<G>(rope_token_kernel<Op, G, CH, MinBlocks, TWeight, L1Keep>, tokens, stream, op, tokens,
                                 n, eps);
 }

@@ -244,6 +244,11 @@ __device__ __forceinline__ int64_t div_nonneg(int64_t a, int64_t b) {
   return ((a | b) >> 31) == 0 ? static_cast<int64_t>(static_cast<uint32_t>(a) / static_cast<uint32_t>(b)) : a / b;
 }
 
+// n / f.d for n < 2^31 (FastDiv, types.h): a multiply-high and a shift.
+__device__ __forceinline__ uint32_t fast_div(const FastDiv& f, uint32_t n) {
+  return f.d == 1 ? n : __umulhi(n, f.m) >> f.shift;
+}
+
 // Element offset of a row; no division for rows in the first outer block.
 __device__ __forceinline__ int64_t row_offset(const RowLayout& l, int64_t row) {
   if (row < l.inner) return row * l.stride_inner;

@@ -30,6 +30,34 @@ inline RowLayout as_one_block(RowLayout l) {
   return l;
 }
 
+// Division of 31-bit dividends by a run-time divisor d (1 <= d < 2^31) with a multiply-high and a
+// shift instead of a division sequence: with s = ceil(log2 d) and m = ceil(2^(31+s) / d),
+// n / d = (n * m) >> (31 + s) for every n < 2^31, because m * d - 2^(31+s) < d <= 2^s and so
+// n * (m * d - 2^(31+s)) < 2^(31+s). m fits in 32 bits (d > 2^(s-1)), so the device takes
+// umulhi(n, m) >> (s - 1). d == 1 is the identity (s would be 0).
+struct FastDiv {
+  uint32_t d = 1;
+  uint32_t m = 0;
+  int shift = 0;  // s - 1
+};
+
+inline FastDiv make_fast_div(uint32_t d) {
+  FastDiv f;
+  f.d = d;
+  if (d <= 1) return f;
+  int s = 0;
+  while ((uint64_t{1} << s) < d) ++s;
+  f.m = static_cast<uint32_t>(((uint64_t{1} << (31 + s)) + d - 1) / d);
+  f.shift = s - 1;
+  return f;
+}
+
+// The device's computation on the host (tests).
+inline uint32_t fast_div_host(const FastDiv& f, uint32_t n) {
+  if (f.d == 1) return n;
+  return static_cast<uint32_t>((static_cast<uint64_t>(n) * f.m) >> 32) >> f.shift;
+}
+
 // A per-row modulation vector of length n for row (b, s), b = row / inner, s = row % inner:
 // value[d] = (table ? table[d] : 0) + base[b * stride_b + s * stride_s + d] (how it is rounded is
 // the op's to say).
