@@ -236,17 +236,19 @@ struct RopeRowOp {
 // TWeight (norm only): q and k weights in T, stored without the run-time branches on the weight's
 // kind (the fused kernel is issue-bound: ncu, version 16). Op is RopeRowOp<T, Norm, Table, Stream>.
 // L1Keep: q and k loads allocate in L1 (evict_last) instead of bypassing it (a probe option;
-// version 19). Lean (a probe option): Op::token_rows<true>, and the mean of squares by __fdividef
-// (one reciprocal and a multiply, exact for a power-of-two n; no IEEE division's checks and branch).
+// version 19). Lean (a probe option): Op::token_rows<true>, rows of exactly G x CH chunks (n a
+// constant: no per-chunk bounds checks) and the mean of squares as a multiply by the constant 1 / n
+// (exact for a power-of-two n; no IEEE division's checks and branch).
 template <typename Op, int G, int CH, int MinBlocks, bool TWeight, bool L1Keep = false, bool Lean = false>
 __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
-    rope_token_kernel(const Op op, int64_t tokens, int n, float eps) {
+    rope_token_kernel(const Op op, int64_t tokens, int n_arg, float eps) {
   using T = typename Op::T;
   using Row = typename Op::Row;
   static_assert(Op::kNorm || !TWeight);
   constexpr int V = 16 / sizeof(T);
   constexpr int TPB = cuda::row_threads<G>() / G;  // tokens per block
   using Pre = typename Row::template Pre<V>;
+  const int n = Lean ? G * CH * V : n_arg;
   cuda::wait_for_previous_grid();
   __shared__ float scratch[2 * (G > 32 ? G / 32 : 1)];
   const int lane = threadIdx.x % G;
@@ -275,8 +277,9 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
   if constexpr (Op::kNorm) {
     cuda::group_sum<G, 2>(ss, scratch);
     if constexpr (Lean) {
-      r[0] = rsqrtf(__fdividef(ss[0], static_cast<float>(n)) + eps);
-      r[1] = rsqrtf(__fdividef(ss[1], static_cast<float>(n)) + eps);
+      constexpr float inv_n = 1.f / (G * CH * V);
+      r[0] = rsqrtf(ss[0] * inv_n + eps);
+      r[1] = rsqrtf(ss[1] * inv_n + eps);
     } else {
       r[0] = rsqrtf(ss[0] / static_cast<float>(n) + eps);
       r[1] = rsqrtf(ss[1] / static_cast<float>(n) + eps);
@@ -306,11 +309,12 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
 }
 
 // `tokens` rows of q (and of k). TWeight requires both weights in T. Lean sets op.t.seq_div, and
-// falls back to the plain kernel where tokens or seq reach 2^31.
+// falls back to the plain kernel where tokens or seq reach 2^31 or n is not G x CH chunks.
 template <int G, int CH, int MinBlocks, bool TWeight, typename Op, bool L1Keep = false, bool Lean = false>
 cudaError_t launch_rope_token(const Op& op, int64_t tokens, int n, float eps, cudaStream_t stream) {
   if constexpr (Lean) {
-    if (tokens < (int64_t{1} << 31) && op.t.seq < (int64_t{1} << 31)) {
+    constexpr int kN = G * CH * (16 / static_cast<int>(sizeof(typename Op::T)));
+    if (n == kN && tokens < (int64_t{1} << 31) && op.t.seq < (int64_t{1} << 31)) {
       Op lean = op;
       lean.t.seq_div = make_fast_div(static_cast<uint32_t>(op.t.seq));
       return cuda::launch_groups<G>(rope_token_kernel<Op, G, CH, MinBlocks, TWeight, L1Keep, true>, tokens, stream,
