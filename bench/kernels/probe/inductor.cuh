@@ -41,7 +41,8 @@ inline int ptx_param_count(const std::string& ptx_path) {
   return n;
 }
 
-// The exported kernel of `tag`, or fn == nullptr (with a reason printed) where there is none.
+// The exported kernel of `tag`, or fn == nullptr: silently where none was exported, with the reason
+// printed where an export exists but cannot be used.
 inline InductorKernel load_inductor(const std::string& tag) {
   InductorKernel k;
   if (g_inductor_dir.empty()) return k;
