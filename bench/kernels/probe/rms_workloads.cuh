@@ -164,53 +164,54 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
       }
     }
   } else {
-    // The fused add on the keep kernel (Residual) against the shipped launcher: the keep kernel for
-    // rows of 2048 (version 23), the row engine for rows of 4096 (Qwen3's hidden size; not yet
-    // measured on the keep kernel).
+    // The fused add (Residual) against the shipped launcher: the keep kernel for rows of 2048
+    // (version 23); for 16-bit rows of 4096 the two-pass kernel from 2048 rows, the keep kernel below
+    // (version 24).
     namespace rn = khub_kernels::rmsnorm;
+    using RR = rn::RowRead;
     auto add_keep = [&](const char* name, auto launch) {
       add(name, [=](int i, int o) { CHECK(launch(args(i, o), g_stream)); });
     };
+    // Every candidate body adds, twice in turn (", 2" the second time), as the later slots read faster.
+    auto twice = [&](auto body) {
+      for (const char* round : {"", ", 2"})
+        body([&](const char* name, auto launch) { add_keep((std::string(name) + round).c_str(), launch); });
+    };
     if constexpr (sizeof(T) == 2) {
       if (n == 4096) {
-        // Call 119: every keep configuration read level with the row engine (shipped), 0.3-0.5 us
-        // behind torch.compile cold at [1,2048,4096] and 2-3 us at [1,8192,4096]. Call 120: the
-        // two-pass kernel recomputing s from x and the residual re-read from L1 / L2 (inductor's
-        // schedule: 512 threads a row) reached 67.7 us at [1,8192,4096]. Each candidate twice, in
-        // turn, as the later slots read faster.
-        using RR = rn::RowRead;
-        for (const char* round : {"", ", 2"}) {
-          auto named = [&](const char* name) { return std::string(name) + round; };
-          add_keep(named("add reload G512 CH1 MinB4 L1L2 recompute plain").c_str(),
-                   rn::launch_add_reload<T, 512, 1, 4, RR::L1KeepL2Hint, false, true>);
-          add_keep(named("add reload G512 CH1 MinB4 L1L2 recompute").c_str(),
-                   rn::launch_add_reload<T, 512, 1, 4, RR::L1KeepL2Hint, true, true>);
-          add_keep(named("add reload G256 CH2 MinB8 L1L2 recompute").c_str(),
-                   rn::launch_add_reload<T, 256, 2, 8, RR::L1KeepL2Hint, true, true>);
-          add_keep(named("add reload G256 CH2 MinB8 L1L2 recompute plain").c_str(),
-                   rn::launch_add_reload<T, 256, 2, 8, RR::L1KeepL2Hint, false, true>);
-          add_keep(named("add keep G256 CH2 MinB8 wfirst").c_str(), rn::launch_add_keep<T, 256, 2, 8>);
+        // Call 119: every keep configuration read level with the row engine, 0.3-0.5 us behind
+        // torch.compile cold at [1,2048,4096] and 2-3 us at [1,8192,4096]. Call 120: the two-pass
+        // kernel recomputing s from x and the residual re-read from L1 / L2 (inductor's schedule: 512
+        // threads a row) reached 67.7 us at [1,8192,4096].
+        twice([&](auto in_turn) {
+          in_turn("add reload G512 CH1 MinB4 L1L2 recompute plain",
+                  rn::launch_add_reload<T, 512, 1, 4, RR::L1KeepL2Hint, false, true>);
+          in_turn("add reload G512 CH1 MinB4 L1L2 recompute",
+                  rn::launch_add_reload<T, 512, 1, 4, RR::L1KeepL2Hint, true, true>);
+          in_turn("add reload G256 CH2 MinB8 L1L2 recompute",
+                  rn::launch_add_reload<T, 256, 2, 8, RR::L1KeepL2Hint, true, true>);
+          in_turn("add reload G256 CH2 MinB8 L1L2 recompute plain",
+                  rn::launch_add_reload<T, 256, 2, 8, RR::L1KeepL2Hint, false, true>);
+          in_turn("add keep G256 CH2 MinB8 wfirst", rn::launch_add_keep<T, 256, 2, 8>);
           if (rows <= 128) {
-            add_keep(named("add keep G128 CH4 MinB8 wfirst").c_str(), rn::launch_add_keep<T, 128, 4, 8>);
-            add_keep(named("add keep G512 CH1 MinB4").c_str(), rn::launch_add_keep<T, 512, 1, 4, false>);
+            in_turn("add keep G128 CH4 MinB8 wfirst", rn::launch_add_keep<T, 128, 4, 8>);
+            in_turn("add keep G512 CH1 MinB4", rn::launch_add_keep<T, 512, 1, 4, false>);
           }
-        }
+        });
       }
     }
     if constexpr (sizeof(T) == 4) {
       if (n == 4096) {
         // fp32 rows of 4096 still run the row engine: the two-pass and keep kernels, not yet measured.
-        using RR = rn::RowRead;
-        for (const char* round : {"", ", 2"}) {
-          auto named = [&](const char* name) { return std::string(name) + round; };
-          add_keep(named("add reload G512 CH2 MinB4 L1L2 recompute").c_str(),
-                   rn::launch_add_reload<T, 512, 2, 4, RR::L1KeepL2Hint, true, true>);
-          add_keep(named("add reload G1024 CH1 MinB2 L1L2 recompute").c_str(),
-                   rn::launch_add_reload<T, 1024, 1, 2, RR::L1KeepL2Hint, true, true>);
-          add_keep(named("add keep G512 CH2 MinB4 wfirst").c_str(), rn::launch_add_keep<T, 512, 2, 4>);
+        twice([&](auto in_turn) {
+          in_turn("add reload G512 CH2 MinB4 L1L2 recompute",
+                  rn::launch_add_reload<T, 512, 2, 4, RR::L1KeepL2Hint, true, true>);
+          in_turn("add reload G1024 CH1 MinB2 L1L2 recompute",
+                  rn::launch_add_reload<T, 1024, 1, 2, RR::L1KeepL2Hint, true, true>);
+          in_turn("add keep G512 CH2 MinB4 wfirst", rn::launch_add_keep<T, 512, 2, 4>);
           // 32 bytes of spills (ptxas): the keep kernel's register budget at 1536 threads/SM.
-          add_keep(named("add keep G256 CH4 MinB6 wfirst").c_str(), rn::launch_add_keep<T, 256, 4, 6>);
-        }
+          in_turn("add keep G256 CH4 MinB6 wfirst", rn::launch_add_keep<T, 256, 4, 6>);
+        });
       }
     }
     if (n != 2048) return w;
@@ -218,9 +219,10 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
       if (rows < 2048) {
         // Fewer rows of 2048 still run the row engine (the keep kernel below is the one shipped from
         // 2048 rows): the two-pass kernel too, not yet measured.
-        using RR = rn::RowRead;
-        add_keep("add reload G128 CH2 MinB12 L1L2 recompute", rn::launch_add_reload<T, 128, 2, 12, RR::L1KeepL2Hint, true, true>);
-        add_keep("add reload G256 CH1 MinB8 L1L2 recompute", rn::launch_add_reload<T, 256, 1, 8, RR::L1KeepL2Hint, true, true>);
+        add_keep("add reload G128 CH2 MinB12 L1L2 recompute",
+                 rn::launch_add_reload<T, 128, 2, 12, RR::L1KeepL2Hint, true, true>);
+        add_keep("add reload G256 CH1 MinB8 L1L2 recompute",
+                 rn::launch_add_reload<T, 256, 1, 8, RR::L1KeepL2Hint, true, true>);
       }
       add_keep("add keep G128 CH2 MinB12 wfirst", rn::launch_add_keep<T, 128, 2, 12>);
       add_keep("add keep G128 CH2 MinB8 wfirst", rn::launch_add_keep<T, 128, 2, 8>);
