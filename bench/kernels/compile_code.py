@@ -24,13 +24,25 @@ import tempfile
 os.environ.setdefault("TORCH_LOGS", "output_code")
 
 
+def find_cache_entry(cache_hash, name, roots):
+    """The Triton cache folder named cache_hash that holds name.cubin, under any of roots (torch versions
+    differ in where inductor points Triton's cache)."""
+    for root in roots:
+        for entry in [os.path.join(root, cache_hash)] + glob.glob(os.path.join(root, "**", cache_hash), recursive=True):
+            if os.path.exists(os.path.join(entry, name + ".cubin")):
+                return entry
+    seen = sorted(glob.glob(os.path.join(os.environ["TORCHINDUCTOR_CACHE_DIR"], "**", name + ".cubin"), recursive=True)
+                  + glob.glob(os.path.join(os.environ["TRITON_CACHE_DIR"], "**", name + ".cubin"), recursive=True))
+    raise FileNotFoundError(f"no {cache_hash}/{name}.cubin under {roots}; cubins seen: {seen[:4]}")
+
+
 def kernel_launch(best_config, triton_cache):
     """launch.txt's text for the kernel whose autotune result is best_config, and its cubin / ptx paths."""
     cfg = json.load(open(best_config))
     src = open(os.path.splitext(best_config)[0] + ".py").read()
     name = re.search(r"^def (triton_\w+)\(", src, re.M).group(1)
     sig = ast.literal_eval(re.search(r"'signature': (\{[^}]*\})", src).group(1))
-    entry = os.path.join(triton_cache, cfg["triton_cache_hash"])
+    entry = find_cache_entry(cfg["triton_cache_hash"], name, [triton_cache, os.path.dirname(best_config)])
     meta = json.load(open(os.path.join(entry, name + ".json")))
     if meta.get("global_scratch_size", 0) or meta.get("profile_scratch_size", 0):
         raise RuntimeError(f"{name} needs scratch memory")
@@ -82,7 +94,7 @@ def main():
         try:
             text, cubin, ptx = kernel_launch(new[0], os.environ["TRITON_CACHE_DIR"])
         except (OSError, KeyError, AttributeError, RuntimeError) as e:
-            print(f"export {tag}: {e!r}", flush=True)
+            print(f"export {tag}: {type(e).__name__}: {e}", flush=True)
             continue
         out = os.path.join(a.export, tag)
         os.makedirs(out, exist_ok=True)

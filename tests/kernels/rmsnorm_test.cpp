@@ -114,9 +114,12 @@ TEST_P(RmsNormTest, FusedAddReturnsNormOfRoundedSumAndTheSum) {
   const auto dtype = GetParam();
   auto f = op<AddSig>(id(), "fused_add_rms_norm");
   std::vector<std::vector<int64_t>> shapes{{1, 2048}, {6, 4096}, {5, 333}, {2, 3, 128}};
-  // On CUDA: rows of 2048 on the keep kernel; 16-bit rows of 4096 on the keep kernel below 2048 rows
-  // ({6, 4096} too), on the two-pass kernel at 256 x 2 from 2048 and at 512 x 1 from 4096 rows.
-  if (on_cuda()) shapes.insert(shapes.end(), {{2, 2688, 2048}, {1000, 4096}, {2048, 4096}, {4100, 4096}});
+  // On CUDA: 16-bit rows of 2048 on the keep kernel at any count ({1, 2048}, {130, 2048} too), fp32
+  // from 2048 rows; 16-bit rows of 4096 on the keep kernel below 2048 rows ({6, 4096} too), on the
+  // two-pass kernel at 256 x 2 from 2048 and at 512 x 1 from 4096 rows; fp32 rows of 4096 on the
+  // keep kernel from 2048 rows, on the two-pass kernel at 1024 x 1 from 4096.
+  if (on_cuda())
+    shapes.insert(shapes.end(), {{130, 2048}, {2, 2688, 2048}, {1000, 4096}, {2048, 4096}, {4100, 4096}});
   for (const auto& shape : shapes) {
     for (Layout layout : {Layout::Contiguous, Layout::RowStrided, Layout::Misaligned}) {
       const auto x = make_input(shape, dtype, layout);
@@ -144,8 +147,8 @@ TEST_P(RmsNormTest, ChainedCallsReadThePreviousCallsOutputs) {
   const auto dtype = GetParam();
   auto f = op<AddSig>(id(), "fused_add_rms_norm");
   // 16-bit rows of 4096: 64 on the keep kernel, 2048 and 8192 on the two-pass kernel (which reads x
-  // and the residual twice, both after griddepcontrol.wait); fp32 rows of 4096 on the row engine;
-  // 5376 rows of 2048 on the keep kernel.
+  // and the residual twice, both after griddepcontrol.wait); fp32 rows of 4096: 64 on the row
+  // engine, 2048 on the keep kernel, 8192 on the two-pass kernel; 5376 rows of 2048 on the keep kernel.
   std::vector<std::vector<int64_t>> shapes{{64, 4096}};
   if (on_cuda()) shapes.insert(shapes.end(), {{2048, 4096}, {8192, 4096}, {5376, 2048}});
   for (const auto& shape : shapes) {

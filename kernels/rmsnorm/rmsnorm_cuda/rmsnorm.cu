@@ -28,7 +28,7 @@ cudaError_t keep_wf(const T* x, const RowLayout& xl, const T* w, T* out, int n, 
   return launch_keep<T, G, CH, MinBlocks, L1Keep, true>(x, xl, w, out, n, eps, round_first, stream);
 }
 
-// The fused add, a T weight. Rows of 2048 (at least 2048 of them) on the keep kernel, weight loaded
+// The fused add, a T weight. Rows of 2048 (fp32: at least 2048 of them) on the keep kernel, weight loaded
 // first: [2,2688,2048] against the row engine, probe cold / graph us (docs/gpu-measurements.md,
 // version 23): bf16 26.14-26.40 / 23.30 -> 25.60-25.89 / 22.81-22.86 (128 x 2, 1536 threads/SM);
 // fp32 47.97-48.13 / 45.13-45.21 -> 46.53-46.94 / 43.87-43.89 (512 x 1, 2048 threads/SM; 256 x 2,
@@ -43,6 +43,12 @@ cudaError_t keep_wf(const T* x, const RowLayout& xl, const T* w, T* out, int n, 
 // 11.2-11.3 / 7.2, [64,1,4096] 5.9-6.0 / 2.1 -> 5.1 / 1.6 (compile 5.31 / 2.13). The op always
 // rounds once (Rounding::Fused); the rounding-first instance of the fp16 256 x 2 two-pass kernel,
 // reachable only from C++, spills 4 bytes (ptxas).
+// fp32 rows of 4096 (version 25, probe, each candidate twice in turn): from 4096 rows the two-pass
+// kernel at 1024 x 1, [1,8192,4096] 134.2-136.2 / 130.4-132.6 -> 130.05-130.18 / 126.9 (copy16
+// 128.6; the keep kernel 133.3); from 2048 rows the keep kernel at 512 x 2, [1,2048,4096]
+// 37.2-37.3 / 33.8-35.8 -> 36.6-36.7 / 32.9 (the two-pass kernel 37.1-37.4). Fewer 16-bit rows of
+// 2048 on the keep kernel too (version 25): [1,1024,2048] 8.48-8.51 / 4.62-4.75 -> 7.94-8.00 /
+// 3.86-3.88, [2,128,2048] 6.30-6.37 / 2.36 -> 5.82-5.89 / 1.85 (the two-pass kernel 6.0-6.2).
 template <typename T>
 bool run_add_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cudaError_t& err) {
   if (!vector_ok || !a.weight || a.weight_dtype != a.dtype) return false;
@@ -55,11 +61,20 @@ bool run_add_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream
       else err = launch_add_keep<T, 256, 2, 8>(a, stream);
       return true;
     }
+    if (a.n != 2048) return false;
+    err = launch_add_keep<T, 128, 2, 12>(a, stream);
+    return true;
+  } else {
+    if (rows < kDedicatedMinRows) return false;
+    if (a.n == 4096) {
+      if (rows >= 2 * kDedicatedMinRows) err = launch_add_reload<T, 1024, 1, 2, RR::L1KeepL2Hint, true, true>(a, stream);
+      else err = launch_add_keep<T, 512, 2, 4>(a, stream);
+      return true;
+    }
+    if (a.n != 2048) return false;
+    err = launch_add_keep<T, 512, 1, 4>(a, stream);
+    return true;
   }
-  if (a.n != 2048 || rows < kDedicatedMinRows) return false;
-  if constexpr (sizeof(T) == 2) err = launch_add_keep<T, 128, 2, 12>(a, stream);
-  else err = launch_add_keep<T, 512, 1, 4>(a, stream);
-  return true;
 }
 
 template <typename T>

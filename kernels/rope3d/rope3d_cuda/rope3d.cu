@@ -19,14 +19,17 @@ cudaError_t run(const RopeArgs& a, bool vector_ok, cudaStream_t stream) {
   return cuda::launch_row_norm(make_op<T, Norm, M>(a), rows, a.d, a.eps, vector_ok, stream);
 }
 
-// One group of 32-256 threads per token by row length, two chunks a thread.
+// One group of 32-256 threads per token by row length, two chunks a thread. Lean where the row is
+// exactly the group's chunks (one multiply-high division a token, no per-chunk bounds checks, the
+// mean by a constant multiply): [2,2688,2048] q+k probe cold / graph 28.22-28.67 / 25.0-25.2 ->
+// 27.58-27.78 / 24.5-24.7 us, outputs bit-identical (docs/gpu-measurements.md, version 25).
 template <bool TWeight, typename Op>
 cudaError_t launch_token_groups(const Op& op, int64_t tokens, int n, float eps, cudaStream_t stream) {
   constexpr int vec = 16 / sizeof(typename Op::T);
-  if (n <= 32 * 2 * vec) return launch_rope_token<32, 2, 8, TWeight>(op, tokens, n, eps, stream);
-  if (n <= 64 * 2 * vec) return launch_rope_token<64, 2, 16, TWeight>(op, tokens, n, eps, stream);
-  if (n <= 128 * 2 * vec) return launch_rope_token<128, 2, 8, TWeight>(op, tokens, n, eps, stream);
-  return launch_rope_token<256, 2, 4, TWeight>(op, tokens, n, eps, stream);
+  if (n <= 32 * 2 * vec) return launch_rope_token<32, 2, 8, TWeight, Op, false, true>(op, tokens, n, eps, stream);
+  if (n <= 64 * 2 * vec) return launch_rope_token<64, 2, 16, TWeight, Op, false, true>(op, tokens, n, eps, stream);
+  if (n <= 128 * 2 * vec) return launch_rope_token<128, 2, 8, TWeight, Op, false, true>(op, tokens, n, eps, stream);
+  return launch_rope_token<256, 2, 4, TWeight, Op, false, true>(op, tokens, n, eps, stream);
 }
 
 // The fused norm with q and k, rows of up to 512 16-byte vectors: one group per token, two chunks a

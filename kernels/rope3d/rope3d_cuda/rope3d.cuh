@@ -236,9 +236,9 @@ struct RopeRowOp {
 // TWeight (norm only): q and k weights in T, stored without the run-time branches on the weight's
 // kind (the fused kernel is issue-bound: ncu, version 16). Op is RopeRowOp<T, Norm, Table, Stream>.
 // L1Keep: q and k loads allocate in L1 (evict_last) instead of bypassing it (a probe option;
-// version 19). Lean (a probe option): Op::token_rows<true>, rows of exactly G x CH chunks (n a
-// constant: no per-chunk bounds checks) and the mean of squares as a multiply by the constant 1 / n
-// (exact for a power-of-two n; no IEEE division's checks and branch).
+// version 19). Lean (the fused norm's launchers; a probe option of the plain one): token_rows<true>,
+// rows of exactly G x CH chunks (n a constant: no per-chunk bounds checks) and the mean of squares
+// as a multiply by the constant 1 / n (exact for a power-of-two n; no IEEE division's checks).
 template <typename Op, int G, int CH, int MinBlocks, bool TWeight, bool L1Keep = false, bool Lean = false>
 __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     rope_token_kernel(const Op op, int64_t tokens, int n_arg, float eps) {
