@@ -36,10 +36,23 @@ def find_cache_entry(cache_hash, name, roots):
     raise FileNotFoundError(f"no {cache_hash}/{name}.cubin under {roots}; cubins seen: {seen[:4]}")
 
 
+def kernel_source(best_config):
+    """The kernel's .py beside its .best_config: the same stem up to torch 2.10; from 2.11 the
+    .best_config is named by its own hash, so the one Triton kernel source in that folder."""
+    same = os.path.splitext(best_config)[0] + ".py"
+    if os.path.exists(same):
+        return same
+    kernels = [p for p in glob.glob(os.path.join(os.path.dirname(best_config), "*.py"))
+               if re.search(r"^def triton_\w+\(", open(p).read(), re.M)]
+    if len(kernels) != 1:
+        raise FileNotFoundError(f"{len(kernels)} Triton kernel sources beside {best_config}")
+    return kernels[0]
+
+
 def kernel_launch(best_config, triton_cache):
     """launch.txt's text for the kernel whose autotune result is best_config, and its cubin / ptx paths."""
     cfg = json.load(open(best_config))
-    src = open(os.path.splitext(best_config)[0] + ".py").read()
+    src = open(kernel_source(best_config)).read()
     name = re.search(r"^def (triton_\w+)\(", src, re.M).group(1)
     sig = ast.literal_eval(re.search(r"'signature': (\{[^}]*\})", src).group(1))
     entry = find_cache_entry(cfg["triton_cache_hash"], name, [triton_cache, os.path.dirname(best_config)])
