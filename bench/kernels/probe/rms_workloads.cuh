@@ -161,6 +161,17 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
       if (n == 3072) {
         dedicated("reload hint G256 CH3 MinB6 (before)", rn::launch_reload<T, 256, 3, 6, RR::L2Hint>);
         dedicated("reload L1 L2 G256 CH3 MinB6", rn::launch_reload<T, 256, 3, 6, RR::L1KeepL2Hint>);
+        // Inductor's kernel read 0.6-0.8 us ahead cold in the probe (call 128): two passes, 512
+        // threads a row, a 2048-element block (the second one half masked), plain stores.
+        for (const std::string round : {"", ", 2"}) {
+          dedicated(("reload L1 L2 G512 CH2 MinB4 plain" + round).c_str(),
+                    rn::launch_reload<T, 512, 2, 4, RR::L1KeepL2Hint, false>);
+          dedicated(("reload L1 L2 G512 CH2 MinB4" + round).c_str(), rn::launch_reload<T, 512, 2, 4, RR::L1KeepL2Hint>);
+          dedicated(("reload L1 L2 G256 CH3 MinB6 plain" + round).c_str(),
+                    rn::launch_reload<T, 256, 3, 6, RR::L1KeepL2Hint, false>);
+          dedicated(("reload L1 L2 G1024 CH1 MinB2 plain" + round).c_str(),
+                    rn::launch_reload<T, 1024, 1, 2, RR::L1KeepL2Hint, false>);
+        }
       }
     }
   } else {
@@ -230,6 +241,15 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
       add_keep("add keep G256 CH1 MinB8 wfirst", rn::launch_add_keep<T, 256, 1, 8>);
       add_keep("add keep G128 CH2 MinB16", rn::launch_add_keep<T, 128, 2, 16, false>);
       add_keep("add keep G128 CH2 MinB12 wfirst, 2", rn::launch_add_keep<T, 128, 2, 12>);
+      if (rows < 2048) {
+        // torch.compile read 0.35 us ahead cold at [2,128,2048] in baselines.py (call 128): without
+        // programmatic dependent launch, and with plain stores.
+        add("add keep G128 CH2 MinB12 wfirst no PDL",
+            no_pdl([=](int i, int o) { CHECK((rn::launch_add_keep<T, 128, 2, 12>(args(i, o), g_stream))); }));
+        add_keep("add keep G128 CH2 MinB12 wfirst plain", rn::launch_add_keep<T, 128, 2, 12, true, false>);
+        add_keep("add keep G256 CH1 MinB8 wfirst plain", rn::launch_add_keep<T, 256, 1, 8, true, false>);
+        add_keep("add keep G128 CH2 MinB12 wfirst, 3", rn::launch_add_keep<T, 128, 2, 12>);
+      }
     } else {
       add_keep("add keep G256 CH2 MinB6 wfirst", rn::launch_add_keep<T, 256, 2, 6>);
       add_keep("add keep G256 CH2 MinB4 wfirst", rn::launch_add_keep<T, 256, 2, 4>);
