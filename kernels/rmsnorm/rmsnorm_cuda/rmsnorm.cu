@@ -62,8 +62,9 @@ bool run_add_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream
       return true;
     }
     if (a.n != 2048) return false;
-    // Up to 256 rows with plain stores: [2,128,2048] 5.89-5.92 / 1.84 -> 5.63 / 2.00 (torch.compile
-    // 5.31 / 2.86 cold / graph in baselines.py); at 1024 rows they cost graph replay 3.9 -> 5.8 us.
+    // Up to 256 rows with plain stores: [2,128,2048] probe 5.89-5.92 / 1.84 -> 5.63 / 2.00,
+    // kernels_bench 5.60-5.70 / 1.81 -> 5.31-5.44 / 1.78 (version 25; torch.compile 5.31 / 2.86 in
+    // baselines.py); at 1024 rows they cost graph replay 3.9 -> 5.8 us in the probe.
     err = rows <= 2 * cuda::kFewRows ? launch_add_keep<T, 128, 2, 12, true, false>(a, stream)
                                      : launch_add_keep<T, 128, 2, 12>(a, stream);
     return true;
