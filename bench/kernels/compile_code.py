@@ -2,9 +2,10 @@
 how inductor schedules a shape (block size, rows per program, warps, cache hints) where its CUDA-graph
 replay is faster than khub's kernel.
 
---export DIR also copies each case's autotuned kernel (the config inductor chose: its .best_config names
-the Triton cache entry) to DIR/<op>_<shape>_<dtype>/ as kernel.cubin, kernel.ptx and launch.txt (grid,
-block, shared memory, the kernel's arguments in order with the integer ones' values), so the probe can
+--export DIR also copies each case's kernel with the config inductor chose (its .best_config names the
+Triton cache entry; a kernel with a single config writes none, so then the compiled module's kernel
+object says) to DIR/<op>_<shape>_<dtype>/ as kernel.cubin, kernel.ptx and launch.txt (grid, block,
+shared memory, the kernel's arguments in order with the integer ones' values), so the probe can
 launch inductor's own kernel on its buffers (probe --inductor DIR). Cases that compile to more than one
 kernel are not exported (the probe times one launch a call).
 
@@ -49,13 +50,37 @@ def kernel_source(best_config):
     return kernels[0]
 
 
-def kernel_launch(best_config, triton_cache):
-    """launch.txt's text for the kernel whose autotune result is best_config, and its cubin / ptx paths."""
+def best_config_launch(best_config, triton_cache):
+    """launch_text for the kernel whose autotune result is best_config."""
     cfg = json.load(open(best_config))
-    src = open(kernel_source(best_config)).read()
+    return launch_text(open(kernel_source(best_config)).read(), cfg, cfg["triton_cache_hash"],
+                       [triton_cache, os.path.dirname(best_config)])
+
+
+def compiled_kernels(modules):
+    """The Triton kernels (inductor's autotuner objects) the compiled modules call."""
+    return [v for m in modules for v in vars(m).values() if hasattr(v, "launchers") and hasattr(v, "triton_meta")]
+
+
+def tuner_launch(tuner, triton_cache):
+    """launch_text for a compiled kernel from its one remaining launcher: covers the kernels with a
+    single config (persistent reductions), which autotune nothing and write no .best_config, and
+    folders holding several kernel sources. Not yet run on the GPU (written in session 16)."""
+    if len(tuner.launchers) != 1:
+        raise RuntimeError(f"{len(tuner.launchers)} launchers left (not autotuned?)")
+    launcher = tuner.launchers[0]
+    cfg = {**launcher.config.kwargs, "num_warps": launcher.config.num_warps,
+           "num_stages": launcher.config.num_stages}
+    return launch_text(open(tuner.filename).read(), cfg, launcher.cache_hash,
+                       [triton_cache, os.path.dirname(tuner.filename)])
+
+
+def launch_text(src, cfg, cache_hash, roots):
+    """launch.txt's text for the Triton kernel in src run with the config cfg, and its cubin / ptx
+    paths in the Triton cache entry cache_hash (found under roots)."""
     name = re.search(r"^def (triton_\w+)\(", src, re.M).group(1)
     sig = ast.literal_eval(re.search(r"'signature': (\{[^}]*\})", src).group(1))
-    entry = find_cache_entry(cfg["triton_cache_hash"], name, [triton_cache, os.path.dirname(best_config)])
+    entry = find_cache_entry(cache_hash, name, roots)
     meta = json.load(open(os.path.join(entry, name + ".json")))
     if meta.get("global_scratch_size", 0) or meta.get("profile_scratch_size", 0):
         raise RuntimeError(f"{name} needs scratch memory")
@@ -81,10 +106,11 @@ def main():
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="khub-inductor-")
         os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="khub-triton-")
     import torch  # noqa: E402  (after the environment above)
+    from torch._inductor.codecache import PyCodeCache  # noqa: E402
 
     import baselines  # noqa: E402
 
-    seen = set()
+    seen, modules_seen = set(), 0
     for op, shape, dt, _, mk, fns, comp, _khub in baselines.cases():
         name = f"{op} {shape} {baselines.DTYPE_NAMES[dt]}"
         if not comp or (a.wanted and not any(w in name for w in a.wanted)):
@@ -100,14 +126,22 @@ def main():
                               recursive=True))
         new = sorted(found - seen)
         seen |= found
+        kernels = compiled_kernels(PyCodeCache.modules[modules_seen:])
+        modules_seen = len(PyCodeCache.modules)
         tag = f"{op}_{'x'.join(map(str, shape))}_{baselines.DTYPE_NAMES[dt]}"
-        if len(new) != 1:
-            print(f"export {tag}: {len(new)} autotuned kernels, not exported", flush=True)
+        # The autotune result first; the compiled module's kernel where there is none (or it fails).
+        tries = ([lambda: best_config_launch(new[0], os.environ["TRITON_CACHE_DIR"])] if len(new) == 1 else []) + (
+            [lambda: tuner_launch(kernels[0], os.environ["TRITON_CACHE_DIR"])] if len(kernels) == 1 else [])
+        if not tries:
+            print(f"export {tag}: {len(new)} autotune results and {len(kernels)} kernels, not exported", flush=True)
             continue
-        try:
-            text, cubin, ptx = kernel_launch(new[0], os.environ["TRITON_CACHE_DIR"])
-        except (OSError, KeyError, AttributeError, RuntimeError) as e:
-            print(f"export {tag}: {type(e).__name__}: {e}", flush=True)
+        for attempt in tries:
+            try:
+                text, cubin, ptx = attempt()
+                break
+            except (OSError, KeyError, AttributeError, RuntimeError) as e:
+                print(f"export {tag}: {type(e).__name__}: {e}", flush=True)
+        else:
             continue
         out = os.path.join(a.export, tag)
         os.makedirs(out, exist_ok=True)
