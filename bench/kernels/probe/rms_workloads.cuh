@@ -172,11 +172,16 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
           dedicated(("reload L1 L2 G1024 CH1 MinB2 plain" + round).c_str(),
                     rn::launch_reload<T, 1024, 1, 2, RR::L1KeepL2Hint, false>);
         }
-        // Not yet run (session 16): the weight loaded L1 / L2 evict-last, as inductor loads it, and
-        // the shipped kernel launched without PDL (inductor's kernel has no griddepcontrol).
+        // Not yet run (session 16): the weight loaded L1 / L2 evict-last, as inductor loads it; n and
+        // the row offset compile-time (n3072), as in inductor's shape-specialised kernel; and the
+        // shipped kernel launched without PDL (inductor's kernel has no griddepcontrol).
         for (const std::string round : {"", ", 2"}) {
           dedicated(("reload L1 L2 G256 CH3 MinB6 wkeep" + round).c_str(),
                     rn::launch_reload<T, 256, 3, 6, RR::L1KeepL2Hint, true, true>);
+          dedicated(("reload L1 L2 G256 CH3 MinB6 n3072" + round).c_str(),
+                    rn::launch_reload<T, 256, 3, 6, RR::L1KeepL2Hint, true, false, 3072>);
+          dedicated(("reload L1 L2 G256 CH3 MinB6 wkeep n3072" + round).c_str(),
+                    rn::launch_reload<T, 256, 3, 6, RR::L1KeepL2Hint, true, true, 3072>);
           add(("reload L1 L2 G256 CH3 MinB6 no PDL" + round).c_str(), no_pdl([=](int i, int o) {
                 CHECK((rn::launch_reload<T, 256, 3, 6, RR::L1KeepL2Hint>(xs[i], xl, weights[i], outs[o], n, 1e-6f,
                                                                          false, g_stream)));

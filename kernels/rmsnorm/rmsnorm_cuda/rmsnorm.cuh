@@ -148,18 +148,21 @@ __device__ __forceinline__ void read_row(cuda::Pack16<T> (&pk)[CH], const T* xr,
 // row-engine option: the engine's version of it, with the op's run-time weight and rounding
 // branches, ran 1-3 us slower. RoundFirst: round(x * r) to T before the weight (Qwen3; diffusers
 // with a T weight), else one rounding (F.rms_norm). R: how the two reads go (RowRead).
-// StreamStore: cache-streaming output stores (cuda::st_out), else plain. WeightKeep (a probe option,
-// as inductor loads the weight): the weight's chunks allocate in L1 and L2 evict-last.
+// StreamStore: cache-streaming output stores (cuda::st_out), else plain. Two probe options, as
+// inductor's kernel for fp32 rows of 3072 has them: WeightKeep, the weight's chunks allocated in L1
+// and L2 evict-last; FixedN > 0, rows of exactly FixedN elements, contiguous (n and the row offset
+// compile-time; launch_reload checks the layout).
 template <typename T, int G, int CH, int MinBlocks, bool RoundFirst, RowRead R, bool StreamStore,
-          bool WeightKeep = false>
+          bool WeightKeep = false, int FixedN = 0>
 __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     rms_norm_reload_kernel(const T* __restrict__ x, RowLayout xl, const T* __restrict__ w, T* __restrict__ out,
-                           int64_t rows, int n, float eps) {
+                           int64_t rows, int n_arg, float eps) {
   constexpr int V = 16 / sizeof(T);
+  const int n = FixedN > 0 ? FixedN : n_arg;
   cuda::wait_for_previous_grid();
   __shared__ float scratch[G > 32 ? G / 32 : 1];
   const auto [lane, row, active] = cuda::group_row<G>(rows);
-  const T* xr = active ? x + cuda::row_offset(xl, row) : x;
+  const T* xr = !active ? x : FixedN > 0 ? x + row * FixedN : x + cuda::row_offset(xl, row);
   float ss = 0.f;
   if (active) {
     cuda::Pack16<T> pk[CH];
@@ -181,13 +184,17 @@ __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
 }
 
 template <typename T, int G, int CH, int MinBlocks, RowRead R = RowRead::Stream, bool StreamStore = true,
-          bool WeightKeep = false>
+          bool WeightKeep = false, int FixedN = 0>
 cudaError_t launch_reload(const T* x, const RowLayout& xl, const T* w, T* out, int n, float eps, bool round_first,
                           cudaStream_t stream) {
+  if constexpr (FixedN > 0) {
+    const bool contiguous = (xl.inner == xl.rows || xl.stride_outer == xl.inner * FixedN) && xl.stride_inner == FixedN;
+    if (n != FixedN || !contiguous) return cudaErrorInvalidValue;
+  }
   if (round_first)
-    return cuda::launch_groups<G>(rms_norm_reload_kernel<T, G, CH, MinBlocks, true, R, StreamStore, WeightKeep>,
+    return cuda::launch_groups<G>(rms_norm_reload_kernel<T, G, CH, MinBlocks, true, R, StreamStore, WeightKeep, FixedN>,
                                   xl.rows, stream, x, xl, w, out, xl.rows, n, eps);
-  return cuda::launch_groups<G>(rms_norm_reload_kernel<T, G, CH, MinBlocks, false, R, StreamStore, WeightKeep>,
+  return cuda::launch_groups<G>(rms_norm_reload_kernel<T, G, CH, MinBlocks, false, R, StreamStore, WeightKeep, FixedN>,
                                 xl.rows, stream, x, xl, w, out, xl.rows, n, eps);
 }
 
