@@ -191,8 +191,9 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
     }
   } else {
     // The fused add (Residual) against the shipped launcher: the keep kernel for rows of 2048
-    // (version 23); for 16-bit rows of 4096 the two-pass kernel from 2048 rows, the keep kernel below
-    // (version 24).
+    // (version 23; any number of 16-bit rows, plain stores up to 256, version 25); for 16-bit rows of
+    // 4096 the two-pass kernel from 2048 rows, the keep kernel below (version 24); for fp32 rows of
+    // 4096 the keep kernel from 2048 rows, the two-pass kernel from 4096 (version 25).
     namespace rn = khub_kernels::rmsnorm;
     using RR = rn::RowRead;
     auto add_keep = [&](const char* name, auto launch) {
@@ -228,7 +229,7 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
     }
     if constexpr (sizeof(T) == 4) {
       if (n == 4096) {
-        // fp32 rows of 4096 still run the row engine: the two-pass and keep kernels, not yet measured.
+        // fp32 rows of 4096 (version 25): the two-pass and keep kernels against the row engine.
         twice([&](auto in_turn) {
           in_turn("add reload G512 CH2 MinB4 L1L2 recompute",
                   rn::launch_add_reload<T, 512, 2, 4, RR::L1KeepL2Hint, true, true>);
@@ -243,8 +244,8 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
     if (n != 2048) return w;
     if constexpr (sizeof(T) == 2) {
       if (rows < 2048) {
-        // Fewer rows of 2048 still run the row engine (the keep kernel below is the one shipped from
-        // 2048 rows): the two-pass kernel too, not yet measured.
+        // Fewer rows of 2048 (version 25, then on the row engine): the two-pass kernel against the
+        // keep kernel below.
         add_keep("add reload G128 CH2 MinB12 L1L2 recompute",
                  rn::launch_add_reload<T, 128, 2, 12, RR::L1KeepL2Hint, true, true>);
         add_keep("add reload G256 CH1 MinB8 L1L2 recompute",
