@@ -94,6 +94,7 @@ struct Sink {
   int fd = -1;
   std::uint64_t have = 0;
   std::uint64_t expected = 0;
+  std::uint64_t written_back = 0;  // bytes handed to the disk's write-back so far
   std::optional<Hasher> hasher;
   HashAlgorithm algorithm = HashAlgorithm::Sha256;
   bool check_hash = false;
@@ -108,7 +109,7 @@ struct Sink {
     }
   }
   bool truncate() {
-    have = 0;
+    have = written_back = 0;
     reset_hash();
     return ::ftruncate(fd, 0) == 0 && ::lseek(fd, 0, SEEK_SET) == 0;
   }
@@ -127,7 +128,19 @@ struct Sink {
     }
     if (hasher) hasher->update(chunk);
     have += chunk.size();
+    start_write_back();
     return true;
+  }
+  // Starts writing each full 8 MiB to disk while the rest arrives, so the fdatasync at the end
+  // waits for the last few MiB instead of the whole file (a 256 MiB download: 442 → ? ms).
+  void start_write_back() {
+    constexpr std::uint64_t kStep = 8u << 20;
+    if (have - written_back < kStep) return;
+#ifdef __linux__
+    ::sync_file_range(fd, static_cast<off_t>(written_back), static_cast<off_t>(have - written_back),
+                      SYNC_FILE_RANGE_WRITE);
+#endif
+    written_back = have;
   }
 };
 
