@@ -226,12 +226,13 @@ Expected<FetchedKernel> fetch_kernel(HubClient& client, const variants::HostInfo
         return Error(ErrorCode::OfflineMiss, prefix + rel + " is not in the local cache and Hugging Face Hub is in "
                                                             "offline mode", "download the kernel while online first");
   }
-  KHUB_CHECK(verify_variant(k, &cache));
+  KHUB_CHECK(verify_variant(k, &cache, request.reuse_hashes));
   KHUB_CHECK(detail::apply_signature_policy(k, request.signature_policy, request.trusted_keys));
   return k;
 }
 
-Expected<FetchedKernel> open_local_kernel(const fs::path& path, const variants::HostInfo& host) {
+Expected<FetchedKernel> open_local_kernel(const fs::path& path, const variants::HostInfo& host,
+                                          HashReuse reuse_hashes) {
   FetchedKernel k;
   std::error_code ec;
   if (!fs::exists(path, ec))
@@ -265,7 +266,7 @@ Expected<FetchedKernel> open_local_kernel(const fs::path& path, const variants::
     if (k.variant.empty()) k.variant = fs::absolute(path).parent_path().filename().string();
   }
   KHUB_TRY(k.metadata, protocol::read_metadata(k.variant_dir / "metadata.json"));
-  KHUB_CHECK(verify_variant(k, nullptr));
+  KHUB_CHECK(verify_variant(k, nullptr, reuse_hashes));
   return k;
 }
 

@@ -127,7 +127,7 @@ Status apply_signature_policy(FetchedKernel& kernel, protocol::SignaturePolicy p
 
 }  // namespace detail
 
-Status verify_variant(FetchedKernel& kernel, const CacheLayout* cache) {
+Status verify_variant(FetchedKernel& kernel, const CacheLayout* cache, HashReuse reuse_hashes) {
   const fs::path& dir = kernel.variant_dir;
   std::error_code ec;
   kernel.signature = fs::exists(dir / "metadata.json.sigstore", ec) ? SignatureStatus::PresentNotVerified
@@ -135,7 +135,7 @@ Status verify_variant(FetchedKernel& kernel, const CacheLayout* cache) {
   const std::string prefix = "build/" + kernel.variant + "/";
   if (kernel.metadata.digest) {
     const auto& expected = *kernel.metadata.digest;
-    KHUB_TRY(auto actual, protocol::compute_digest(dir, expected.algorithm));
+    KHUB_TRY(auto actual, protocol::compute_digest(dir, expected.algorithm, reuse_hashes));
     auto violations = protocol::compare_digests(expected, actual);
     if (!violations.empty()) {
       std::string first;
@@ -168,7 +168,7 @@ Status verify_variant(FetchedKernel& kernel, const CacheLayout* cache) {
     std::string etag = target.filename().string();
     Expected<std::string> got = Error(ErrorCode::Io, "");
     if (etag.size() == 64) {
-      auto raw = hash_file(it->path(), HashAlgorithm::Sha256);
+      auto raw = hash_file(it->path(), HashAlgorithm::Sha256, reuse_hashes);
       got = raw ? Expected<std::string>(to_hex(*raw)) : Expected<std::string>(raw.error());
     } else if (etag.size() == 40) {
       got = git_blob_sha1_file(it->path());

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <unistd.h>
 
@@ -54,6 +56,40 @@ TEST(Hash, FileHashesEqualInMemoryHashes) {
   auto missing = hash_file(dir / "missing", HashAlgorithm::Sha256);
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code, ErrorCode::Io);
+  std::filesystem::remove_all(dir);
+}
+
+// HashReuse::Unchanged answers from memory only for a file that is old enough and unchanged since
+// it was read; every change (same size, same path) and every other algorithm reads it again.
+TEST(Hash, ReuseSkipsOnlySettledUnchangedFiles) {
+  auto dir = std::filesystem::temp_directory_path() / ("khub-hash-reuse-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string first(100000, 'a'), second(100000, 'b');
+  std::ofstream(dir / "settled", std::ios::binary) << first;
+  std::ofstream(dir / "fresh", std::ios::binary) << first;
+  auto read_by = [](auto&& call) {
+    const std::uint64_t before = hash_file_bytes_read();
+    auto digest = call();
+    EXPECT_TRUE(digest);
+    return std::pair{digest ? to_hex(*digest) : std::string(), hash_file_bytes_read() - before};
+  };
+  auto sha = [&](const char* name, HashReuse reuse, HashAlgorithm a = HashAlgorithm::Sha256) {
+    return read_by([&] { return hash_file(dir / name, a, reuse); });
+  };
+
+  // Written just now: read every time, even when reuse is allowed.
+  EXPECT_EQ(sha("fresh", HashReuse::Unchanged), std::pair(sha256_hex(first), std::uint64_t{100000}));
+  EXPECT_EQ(sha("fresh", HashReuse::Unchanged).second, 100000u);
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  EXPECT_EQ(sha("settled", HashReuse::Unchanged), std::pair(sha256_hex(first), std::uint64_t{100000}));
+  EXPECT_EQ(sha("settled", HashReuse::Unchanged), std::pair(sha256_hex(first), std::uint64_t{0}));
+  EXPECT_EQ(sha("settled", HashReuse::Never).second, 100000u);
+  EXPECT_EQ(sha("settled", HashReuse::Unchanged, HashAlgorithm::Sha512).second, 100000u);
+
+  // Rewritten in place with the same size: its ctime moved, so it is read again.
+  { std::ofstream(dir / "settled", std::ios::binary | std::ios::in) << second; }
+  EXPECT_EQ(sha("settled", HashReuse::Unchanged), std::pair(sha256_hex(second), std::uint64_t{100000}));
   std::filesystem::remove_all(dir);
 }
 

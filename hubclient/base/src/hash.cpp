@@ -2,8 +2,15 @@
 
 #include <openssl/evp.h>
 
+#include <sys/stat.h>
+
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
 
 namespace khub {
 
@@ -113,6 +120,8 @@ std::string git_blob_sha1_hex(std::string_view data) {
 }
 
 namespace {
+std::atomic<std::uint64_t> file_bytes_read{0};
+
 Status feed_file(const std::filesystem::path& path, Hasher& h) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error(ErrorCode::Io, "cannot open " + path.string() + " for reading");
@@ -120,17 +129,77 @@ Status feed_file(const std::filesystem::path& path, Hasher& h) {
   while (in) {
     in.read(buf.data(), buf.size());
     h.update(std::string_view(buf.data(), static_cast<std::size_t>(in.gcount())));
+    file_bytes_read += static_cast<std::uint64_t>(in.gcount());
   }
   if (in.bad()) return Error(ErrorCode::Io, "read error on " + path.string());
   return {};
 }
+
+// What identifies a file's content without reading it (HashReuse::Unchanged).
+struct FileStamp {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = 0;
+  std::int64_t mtime_ns = 0, ctime_ns = 0;
+  friend bool operator==(const FileStamp&, const FileStamp&) = default;
+};
+
+std::optional<FileStamp> stamp_of(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  auto ns = [](const timespec& t) { return std::int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec; };
+  return FileStamp{st.st_dev, st.st_ino, st.st_size, ns(st.st_mtim), ns(st.st_ctim)};
+}
+
+struct RememberedHash {
+  FileStamp stamp;
+  HashAlgorithm algorithm;
+  std::vector<std::uint8_t> digest;
+};
+
+std::mutex& remembered_mutex() {
+  static std::mutex m;
+  return m;
+}
+// (device, inode) → the last hash read from that file.
+std::map<std::pair<dev_t, ino_t>, RememberedHash>& remembered() {
+  static std::map<std::pair<dev_t, ino_t>, RememberedHash> m;
+  return m;
+}
+
+std::int64_t wall_clock_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace
 
-Expected<std::vector<std::uint8_t>> hash_file(const std::filesystem::path& path, HashAlgorithm algorithm) {
+Expected<std::vector<std::uint8_t>> hash_file(const std::filesystem::path& path, HashAlgorithm algorithm,
+                                              HashReuse reuse) {
+  std::optional<FileStamp> before;
+  std::int64_t started_ns = 0;
+  if (reuse == HashReuse::Unchanged) {
+    before = stamp_of(path);
+    started_ns = wall_clock_ns();
+    if (before) {
+      std::lock_guard<std::mutex> g(remembered_mutex());
+      auto it = remembered().find({before->dev, before->ino});
+      if (it != remembered().end() && it->second.stamp == *before && it->second.algorithm == algorithm)
+        return it->second.digest;
+    }
+  }
   Hasher h(algorithm);
   KHUB_CHECK(feed_file(path, h));
-  return h.finish();
+  std::vector<std::uint8_t> digest = h.finish();
+  constexpr std::int64_t kSettled_ns = 2'000'000'000;
+  if (before && std::max(before->mtime_ns, before->ctime_ns) < started_ns - kSettled_ns && stamp_of(path) == before) {
+    std::lock_guard<std::mutex> g(remembered_mutex());
+    remembered()[{before->dev, before->ino}] = RememberedHash{*before, algorithm, digest};
+  }
+  return digest;
 }
+
+std::uint64_t hash_file_bytes_read() noexcept { return file_bytes_read.load(); }
 
 Expected<std::string> git_blob_sha1_file(const std::filesystem::path& path) {
   std::error_code ec;

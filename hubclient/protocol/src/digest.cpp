@@ -24,7 +24,7 @@ bool is_digested_path(std::string_view rel) noexcept {
   return true;
 }
 
-Expected<Digest> compute_digest(const fs::path& variant_dir, DigestAlgorithm algorithm) {
+Expected<Digest> compute_digest(const fs::path& variant_dir, DigestAlgorithm algorithm, HashReuse reuse) {
   Digest out;
   out.algorithm = algorithm;
   std::error_code ec;
@@ -47,7 +47,7 @@ Expected<Digest> compute_digest(const fs::path& variant_dir, DigestAlgorithm alg
     }
     if (!entry.is_regular_file(ec)) continue;  // directories (and symlinks to them: not followed)
     if (!is_digested_path(rel)) continue;
-    KHUB_TRY(auto raw, hash_file(entry.path(), hash_algo));
+    KHUB_TRY(auto raw, hash_file(entry.path(), hash_algo, reuse));
     out.files[rel] = base64_encode(raw);
   }
   return out;

@@ -60,6 +60,7 @@ hub::KernelRequest request_for(std::string_view repo_id, const GetKernelOptions&
   r.trust_remote_code = o.trust_remote_code;
   r.signature_policy = o.signature_policy;
   r.trusted_keys = o.trusted_keys;
+  r.reuse_hashes = HashReuse::Unchanged;  // a warm call re-checks file stamps, not every byte
   return r;
 }
 
@@ -110,7 +111,7 @@ Expected<Kernel> get_local_kernel(const fs::path& path, std::string_view backend
   if (!backend.empty()) {
     KHUB_TRY(host, variants::with_backend(host, backend));
   }
-  KHUB_TRY(auto fetched, hub::open_local_kernel(path, host));
+  KHUB_TRY(auto fetched, hub::open_local_kernel(path, host, HashReuse::Unchanged));
   return Kernel::load(std::move(fetched));
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "khub/base/error.h"
+#include "khub/base/hash.h"
 #include "khub/hub/cache.h"
 #include "khub/hub/hub_client.h"
 #include "khub/protocol/metadata.h"
@@ -31,6 +32,9 @@ struct KernelRequest {
   // verifies against `trusted_keys` and adds a warning on failure; Require refuses to load.
   protocol::SignaturePolicy signature_policy = protocol::SignaturePolicy::Ignore;
   std::vector<std::string> trusted_keys;  // PEM public keys
+  // Unchanged: files this process already hashed and that have not changed since are not read
+  // again (see HashReuse); get_kernel sets it, so a warm call costs stat calls, not a re-hash.
+  HashReuse reuse_hashes = HashReuse::Never;
 };
 
 enum class SignatureStatus { Absent, PresentNotVerified, Verified, Failed };
@@ -57,7 +61,8 @@ struct FetchedKernel {
 
 /// A kernel on disk (kernel-layout §3.4): a repo root, its build/, or one variant dir.
 [[nodiscard]] Expected<FetchedKernel> open_local_kernel(const std::filesystem::path& path,
-                                                        const variants::HostInfo& host);
+                                                        const variants::HostInfo& host,
+                                                        HashReuse reuse_hashes = HashReuse::Never);
 
 struct VersionInfo {
   int version = 0;
@@ -78,7 +83,8 @@ struct VersionInfo {
 
 /// Checks a variant dir: metadata required keys, digest (deleting blobs of mismatching cached files
 /// when `cache` is given) or, without a digest, every cached blob against its etag name.
-[[nodiscard]] Status verify_variant(FetchedKernel& kernel, const CacheLayout* cache);
+[[nodiscard]] Status verify_variant(FetchedKernel& kernel, const CacheLayout* cache,
+                                    HashReuse reuse_hashes = HashReuse::Never);
 
 /// Whether a loadable variant for `host` exists at the request's version/revision: no trust check,
 /// no download. NoVariant is answered false; other failures are errors.

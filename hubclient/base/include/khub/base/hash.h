@@ -16,6 +16,14 @@ namespace khub {
 
 enum class HashAlgorithm { Sha1, Sha256, Sha512 };
 
+/// Whether hash_file may answer from what it read before in this process.
+///  Never: read every byte (`khub verify`, publishing).
+///  Unchanged: reuse a file's hash while its device, inode, size, mtime and ctime are as they were
+///    when it was read (any write to a file changes its ctime). A file changed less than 2 s
+///    before it was read is not remembered: timestamps can be that coarse (FAT, some NFS servers),
+///    and a second write in the same tick would not show. get_kernel's warm calls use this.
+enum class HashReuse { Never, Unchanged };
+
 /// Incremental hasher; feed bytes with update(), read the raw digest once with finish().
 class Hasher {
  public:
@@ -47,7 +55,11 @@ class Hasher {
 
 /// Streams a file through the hasher; returns the raw digest or Io.
 [[nodiscard]] Expected<std::vector<std::uint8_t>> hash_file(const std::filesystem::path& path,
-                                                            HashAlgorithm algorithm);
+                                                            HashAlgorithm algorithm,
+                                                            HashReuse reuse = HashReuse::Never);
+/// Bytes hash_file and git_blob_sha1_file have read in this process (diagnostics; the tests see
+/// HashReuse work with it).
+[[nodiscard]] std::uint64_t hash_file_bytes_read() noexcept;
 /// Git blob sha1 of a file's content, hex.
 [[nodiscard]] Expected<std::string> git_blob_sha1_file(const std::filesystem::path& path);
 

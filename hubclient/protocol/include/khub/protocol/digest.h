@@ -7,14 +7,17 @@
 #include <vector>
 
 #include "khub/base/error.h"
+#include "khub/base/hash.h"
 #include "khub/protocol/metadata.h"
 
 namespace khub::protocol {
 
 /// Hashes `variant_dir`. Directory symlinks are not followed; symlinked files are hashed by their
 /// target's bytes. Returns Io for unreadable files, dangling symlinks or a missing directory.
+/// `reuse` as for hash_file (khub/base/hash.h).
 [[nodiscard]] Expected<Digest> compute_digest(const std::filesystem::path& variant_dir,
-                                              DigestAlgorithm algorithm = DigestAlgorithm::Sha256);
+                                              DigestAlgorithm algorithm = DigestAlgorithm::Sha256,
+                                              HashReuse reuse = HashReuse::Never);
 
 /// True when a relative path (with `/`) takes part in the digest.
 [[nodiscard]] bool is_digested_path(std::string_view relative_path) noexcept;
