@@ -1,6 +1,7 @@
 #include "khub/localhub/blob_store.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -105,7 +106,10 @@ Expected<BlobInfo> BlobStore::Writer::commit(std::string_view expected_sha256,
   auto dest = store_->path_of(info.sha256);
   std::error_code ec;
   fs::create_directories(dest.parent_path(), ec);
-  if (fs::exists(dest, ec)) return info;  // same content already stored; the destructor drops tmp
+  if (fs::exists(dest, ec)) {  // same content already stored; the destructor drops tmp
+    store_->touch(info.sha256);
+    return info;
+  }
   if (::rename(tmp_.c_str(), dest.c_str()) != 0) return io_error("rename to " + dest.string(), errno);
   tmp_.clear();
   fsync_dir(dest.parent_path());
@@ -128,6 +132,10 @@ Expected<BlobInfo> BlobStore::put(std::string_view data) {
 fs::path BlobStore::path_of(std::string_view sha256) const {
   std::string s(sha256);
   return root_ / "blobs" / s.substr(0, 2) / s;
+}
+
+void BlobStore::touch(std::string_view sha256) const {
+  if (contains(sha256)) ::utimensat(AT_FDCWD, path_of(sha256).c_str(), nullptr, 0);
 }
 
 bool BlobStore::contains(std::string_view sha256) const {

@@ -160,6 +160,15 @@ void post_commit(Hub& hub, const Req& req, Res& res, const Reader& reader, const
   }
   if (!parser.have_header) return send_error(res, 400, "BadRequest", "empty commit payload: the header line is missing");
 
+  for (const auto& op : parser.request.ops) {
+    if (!op.lfs) continue;
+    auto held = hub.store.holds_object(*repo, op.sha256);  // uploaded to this repo, or already in it
+    if (!held) return send_error(res, held.error());
+    if (!*held)
+      return send_error(res, Error(ErrorCode::Integrity,
+                                   "Your push was rejected because an LFS pointer pointed to a file that does not "
+                                   "exist. Offending file: - " + op.path));
+  }
   auto result = hub.store.commit(*repo, rev, parser.request);
   if (!result) {
     auto e = std::move(result).error();

@@ -297,8 +297,10 @@ void put_settings(Hub& hub, const Req& req, Res& res, const Reader& reader, cons
 
 void get_auth_check(Hub& hub, const Req& req, Res& res, const RepoKey& key, bool write) {
   auto who = hub.identify(req);
-  if (!find_readable_repo(hub, who, key, res)) return;
+  auto repo = find_readable_repo(hub, who, key, res);
+  if (!repo) return;
   if (write && !require_write(hub, who, key.ns, res)) return;
+  if (!check_gate(hub, who, *repo, res)) return;  // as the Hub: a gated repo's files need access
   send_json(res, json::object());
 }
 

@@ -123,6 +123,7 @@ void post_lfs_batch(Hub& hub, const Req& req, Res& res, const Reader& reader, co
   std::string verify = base_url(req, hub.port) + "/" + std::string(url_prefix(key.type)) + key.id() +
                        ".git/info/lfs/objects/verify";
   bool used_multipart = false;
+  const std::string rowid = std::to_string(repo->rowid);  // signed into upload URLs: whose upload it is
   json objects = json::array();
   for (const auto& o : j["objects"]) {
     auto oid = o.is_object() && o.contains("oid") && o["oid"].is_string() ? o["oid"].get<std::string>() : std::string();
@@ -131,6 +132,14 @@ void post_lfs_batch(Hub& hub, const Req& req, Res& res, const Reader& reader, co
     json out{{"oid", oid}, {"size", size}};
     auto fail = [&](std::string msg) { out["error"] = {{"code", 422}, {"message", std::move(msg)}}; };
     auto stored = hub.store.blobs().size_of(oid);
+    bool held = true;
+    if (op == "upload" && stored) {
+      // Stored for another repo: this one gets it only by uploading the bytes (which proves the
+      // client has them); otherwise knowing a sha256 would copy a private file, or reveal it exists.
+      auto h = hub.store.holds_object(*repo, oid);
+      if (!h) return send_error(res, h.error());
+      held = *h;
+    }
     if (oid.size() != 64 || !is_hex(oid) || oid != to_hex(from_hex(oid))) {
       fail("oid must be 64 lower-case hex characters");
     } else if (!size_ok) {
@@ -145,29 +154,31 @@ void post_lfs_batch(Hub& hub, const Req& req, Res& res, const Reader& reader, co
         out["actions"]["download"] = {{"href", base + "/lfs-blob/" + oid + "?commit=&exp=" + exp + "&sig=" +
                                                    hub.sign("blob:" + oid + "::" + exp)}};
       }
-    } else if (stored && *stored == size) {
-      // already stored: no actions
-    } else if (stored) {
+    } else if (stored && held && *stored == size) {
+      hub.store.blobs().touch(oid);  // no actions; kept by garbage collection until the commit comes
+    } else if (stored && held) {
       fail("object " + oid + " is stored with size " + std::to_string(*stored));
     } else if (multipart_ok && size > chunk) {
       used_multipart = true;
-      auto sz = std::to_string(size), ck = std::to_string(chunk);
+      auto sz = std::to_string(size) + ":" + rowid, ck = std::to_string(chunk);
       json header{{"chunk_size", ck}};
       std::uint64_t parts = (size + chunk - 1) / chunk;
       for (std::uint64_t n = 1; n <= parts; ++n) {
         char key_buf[16];
         std::snprintf(key_buf, sizeof key_buf, "%05llu", static_cast<unsigned long long>(n));
-        header[key_buf] = base + "/lfs-upload/" + oid + "/part/" + std::to_string(n) + "?size=" + sz + "&chunk=" + ck +
-                          "&exp=" + exp + "&sig=" + hub.sign("part:" + oid + ":" + sz + ":" + ck + ":" + std::to_string(n) + ":" + exp);
+        header[key_buf] = base + "/lfs-upload/" + oid + "/part/" + std::to_string(n) + "?size=" + std::to_string(size) +
+                          "&chunk=" + ck + "&repo=" + rowid + "&exp=" + exp + "&sig=" +
+                          hub.sign("part:" + oid + ":" + sz + ":" + ck + ":" + std::to_string(n) + ":" + exp);
       }
-      out["actions"]["upload"] = {{"href", base + "/lfs-upload/" + oid + "/complete?size=" + sz + "&chunk=" + ck + "&exp=" +
-                                               exp + "&sig=" + hub.sign("complete:" + oid + ":" + sz + ":" + ck + ":" + exp)},
+      out["actions"]["upload"] = {{"href", base + "/lfs-upload/" + oid + "/complete?size=" + std::to_string(size) +
+                                               "&chunk=" + ck + "&repo=" + rowid + "&exp=" + exp + "&sig=" +
+                                               hub.sign("complete:" + oid + ":" + sz + ":" + ck + ":" + exp)},
                                   {"header", header}, {"expires_in", 86400}};
       out["actions"]["verify"] = {{"href", verify}};
     } else {
-      auto sz = std::to_string(size);
-      out["actions"]["upload"] = {{"href", base + "/lfs-upload/" + oid + "?size=" + sz + "&exp=" + exp + "&sig=" +
-                                               hub.sign("put:" + oid + ":" + sz + ":" + exp)},
+      auto sz = std::to_string(size) + ":" + rowid;
+      out["actions"]["upload"] = {{"href", base + "/lfs-upload/" + oid + "?size=" + std::to_string(size) + "&repo=" +
+                                               rowid + "&exp=" + exp + "&sig=" + hub.sign("put:" + oid + ":" + sz + ":" + exp)},
                                   {"expires_in", 86400}};
       out["actions"]["verify"] = {{"href", verify}};
     }
@@ -183,6 +194,13 @@ bool signature_ok(Hub& hub, const Req& req, const std::string& payload_without_e
   auto exp = req.get_param_value("exp");
   return !req.get_param_value("sig").empty() && std::strtoll(exp.c_str(), nullptr, 10) >= now_seconds() &&
          req.get_param_value("sig") == hub.sign(payload_without_exp + ":" + exp);
+}
+
+// An upload URL's repo (signed with it) may now commit the object.
+Status grant_upload(Hub& hub, const Req& req, const std::string& oid) {
+  auto rowid = std::strtoll(req.get_param_value("repo").c_str(), nullptr, 10);
+  if (rowid <= 0) return Error(ErrorCode::InvalidArgument, "upload URL names no repo");
+  return hub.store.grant_object(rowid, oid);
 }
 
 // Streams the request body into `sink`, refusing more than `limit` bytes. Integrity on mismatch.
@@ -214,9 +232,10 @@ void put_lfs_object(Hub& hub, const Req& req, Res& res, const Reader& reader, st
   std::string oid(oid_view);
   auto size = std::strtoull(req.get_param_value("size").c_str(), nullptr, 10);
   auto chunk = std::strtoull(req.get_param_value("chunk").c_str(), nullptr, 10);
-  std::string payload = part == 0 ? "put:" + oid + ":" + req.get_param_value("size")
-                                  : "part:" + oid + ":" + req.get_param_value("size") + ":" +
-                                        req.get_param_value("chunk") + ":" + std::to_string(part);
+  const std::string sized = req.get_param_value("size") + ":" + req.get_param_value("repo");
+  std::string payload = part == 0 ? "put:" + oid + ":" + sized
+                                  : "part:" + oid + ":" + sized + ":" + req.get_param_value("chunk") + ":" +
+                                        std::to_string(part);
   if (!signature_ok(hub, req, payload) || oid.size() != 64 || (part > 0 && chunk == 0)) {
     return send_error(res, 403, "Forbidden", "upload URL signature is invalid or expired");
   }
@@ -228,6 +247,7 @@ void put_lfs_object(Hub& hub, const Req& req, Res& res, const Reader& reader, st
     }
     auto info = writer->commit(oid, size);
     if (!info) return send_error(res, info.error());
+    if (auto st = grant_upload(hub, req, oid); !st) return send_error(res, st.error());
     return send_json(res, json::object());
   }
   std::uint64_t offset = static_cast<std::uint64_t>(part - 1) * chunk;
@@ -260,7 +280,8 @@ void post_lfs_complete(Hub& hub, const Req& req, Res& res, const Reader& reader,
   std::string oid(oid_view);
   auto size = std::strtoull(req.get_param_value("size").c_str(), nullptr, 10);
   auto chunk = std::strtoull(req.get_param_value("chunk").c_str(), nullptr, 10);
-  if (!signature_ok(hub, req, "complete:" + oid + ":" + req.get_param_value("size") + ":" + req.get_param_value("chunk")) ||
+  if (!signature_ok(hub, req, "complete:" + oid + ":" + req.get_param_value("size") + ":" + req.get_param_value("repo") +
+                                  ":" + req.get_param_value("chunk")) ||
       chunk == 0) {
     return send_error(res, 403, "Forbidden", "completion URL signature is invalid or expired");
   }
@@ -297,6 +318,7 @@ void post_lfs_complete(Hub& hub, const Req& req, Res& res, const Reader& reader,
   }
   auto info = writer->commit(oid, size);
   if (!info) return send_error(res, info.error());
+  if (auto st = grant_upload(hub, req, oid); !st) return send_error(res, st.error());
   std::error_code ec;
   fs::remove_all(dir, ec);
   send_json(res, json::object());
@@ -311,10 +333,13 @@ void post_lfs_verify(Hub& hub, const Req& req, Res& res, const Reader& reader, c
     return send_error(res, 422, "BadRequest", "verify body needs oid and size");
   }
   auto who = hub.identify(req);
-  if (!find_readable_repo(hub, who, key, res)) return;
+  auto repo = find_readable_repo(hub, who, key, res);
+  if (!repo) return;
   auto oid = j["oid"].get<std::string>();
   auto stored = hub.store.blobs().size_of(oid);
-  if (!stored || *stored != j["size"].get<std::uint64_t>()) {
+  auto held = hub.store.holds_object(*repo, oid);
+  if (!held) return send_error(res, held.error());
+  if (!stored || !*held || *stored != j["size"].get<std::uint64_t>()) {
     return send_error(res, 404, "EntryNotFound", "object " + oid + " is not stored with that size");
   }
   send_json(res, json::object());

@@ -23,6 +23,9 @@ CREATE TABLE IF NOT EXISTS tree_files(
   tree_oid TEXT NOT NULL, path TEXT NOT NULL, size INTEGER NOT NULL, git_oid TEXT NOT NULL,
   sha256 TEXT NOT NULL, lfs INTEGER NOT NULL, PRIMARY KEY(tree_oid, path)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS trees(oid TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS lfs_grants(
+  repo_id INTEGER NOT NULL REFERENCES repos(id) ON DELETE CASCADE, sha256 TEXT NOT NULL,
+  created_at INTEGER NOT NULL, PRIMARY KEY(repo_id, sha256)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS refs(
   repo_id INTEGER NOT NULL REFERENCES repos(id) ON DELETE CASCADE, kind TEXT NOT NULL,
   name TEXT NOT NULL, commit_oid TEXT NOT NULL, PRIMARY KEY(repo_id, kind, name));
@@ -92,7 +95,7 @@ Expected<std::unique_ptr<RepoStore>> RepoStore::open(const std::filesystem::path
   std::filesystem::create_directories(root, ec);
   if (ec) return Error(ErrorCode::Io, "cannot create store folder " + root.string() + ": " + ec.message());
   auto impl = std::make_unique<Impl>(root, std::move(options));
-  impl->blobs.remove_leftovers();
+  if (impl->options.remove_leftovers) impl->blobs.remove_leftovers();
   KHUB_TRY(impl->pool, db::Pool::open(root / "hub.sqlite3"));
   KHUB_TRY(auto conn, impl->pool->acquire());
   KHUB_CHECK(conn->exec(kSchema));
@@ -177,6 +180,24 @@ Expected<bool> RepoStore::references_blob(const RepoRecord& repo, std::string_vi
   if (st.step()) return true;
   if (st.error()) return *st.error();
   return false;
+}
+
+Status RepoStore::grant_object(std::int64_t repo_rowid, std::string_view sha256) {
+  KHUB_TRY(auto conn, impl_->pool->acquire());
+  db::Statement st(conn.get(), "INSERT OR REPLACE INTO lfs_grants(repo_id, sha256, created_at) VALUES(?1, ?2, ?3)");
+  st.bind(1, repo_rowid).bind(2, sha256).bind(3, now_seconds());
+  return st.run();
+}
+
+Expected<bool> RepoStore::holds_object(const RepoRecord& repo, std::string_view sha256) const {
+  {
+    KHUB_TRY(auto conn, impl_->pool->acquire());
+    db::Statement st(conn.get(), "SELECT 1 FROM lfs_grants WHERE repo_id=?1 AND sha256=?2");
+    st.bind(1, repo.rowid).bind(2, sha256);
+    if (st.step()) return true;
+    if (st.error()) return *st.error();
+  }
+  return references_blob(repo, sha256);
 }
 
 Expected<std::string> get_ref(db::Connection& conn, std::int64_t repo_rowid, RefKind kind, std::string_view name) {

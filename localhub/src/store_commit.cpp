@@ -159,6 +159,11 @@ Expected<CommitResult> RepoStore::commit(const RepoRecord& repo, std::string_vie
   KHUB_TRY(auto conn, impl_->pool->acquire());
   db::Transaction tx(*conn);
   KHUB_CHECK(tx.begin());
+  // Again inside the transaction: garbage collection deletes unreferenced blobs only while it holds
+  // the write transaction, so a blob seen here stays until this commit references it.
+  for (const auto& op : request.ops)
+    if (op.kind == OpKind::AddFile && !impl_->blobs.contains(op.sha256))
+      return Error(ErrorCode::Integrity, "content of " + op.path + " was removed before the commit; upload it again");
   KHUB_TRY(auto head, get_ref(*conn, repo.rowid, kind, name));
   if (head.empty()) return Error(ErrorCode::RevisionNotFound, "Invalid rev id: " + std::string(revision));
   if (!request.parent_commit.empty() && request.parent_commit != head) {

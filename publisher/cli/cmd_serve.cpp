@@ -1,8 +1,10 @@
 // khub serve: runs the Hub-compatible local server (offline use, air-gapped teams, tests).
 //   khub serve --root DIR [--port P] [--host 127.0.0.1] [--config FILE] [--token T[:read|:write]]…
 //              [--trust ORG]… [--fault 'PATTERN=ACTION[,count=N]']…
+//   khub serve --root DIR --gc [--grace SECONDS] [--dry-run] [--json]
 // Prints "khub serve: listening on http://HOST:PORT" on stdout, one line per request on stderr,
-// and stops cleanly on SIGINT/SIGTERM.
+// and stops cleanly on SIGINT/SIGTERM. With --gc it collects the store's garbage and exits; that is
+// safe while another `khub serve` serves the same store.
 #include "command.h"
 
 #if KHUB_HAVE_SERVER
@@ -11,7 +13,10 @@
 #include <iostream>
 #include <mutex>
 
+#include <nlohmann/json.hpp>
+
 #include "khub/localhub/server.h"
+#include "khub/localhub/store.h"
 
 namespace khub::cli {
 namespace {
@@ -25,7 +30,38 @@ struct ServeOptions {
   std::vector<std::string> trust;
   std::vector<std::string> faults;
   bool quiet = false;
+  bool gc = false;
+  long long grace_s = 3600;
+  bool dry_run = false;
+  bool json = false;
 };
+
+int run_gc(const ServeOptions& o) {
+  if (o.grace_s < 0) return report_error(Error(ErrorCode::InvalidArgument, "--grace must be >= 0 seconds"));
+  localhub::StoreOptions store_options;
+  store_options.remove_leftovers = false;  // another server's uploads in flight live there
+  auto store = localhub::RepoStore::open(o.root, std::move(store_options));
+  if (!store) return report_error(store.error());
+  localhub::GcOptions gc;
+  gc.grace = std::chrono::seconds(o.grace_s);
+  gc.dry_run = o.dry_run;
+  auto r = (*store)->collect_garbage(gc);
+  if (!r) return report_error(r.error());
+  if (o.json) {
+    std::cout << nlohmann::ordered_json{{"dry_run", o.dry_run},          {"trees_removed", r->trees_removed},
+                                        {"blobs_removed", r->blobs_removed}, {"bytes_removed", r->bytes_removed},
+                                        {"blobs_kept", r->blobs_kept},       {"blobs_kept_young", r->blobs_kept_young},
+                                        {"uploads_removed", r->uploads_removed}}
+                     .dump(2)
+              << '\n';
+    return kOk;
+  }
+  std::cout << (o.dry_run ? "would remove " : "removed ") << r->trees_removed << " unused tree(s), "
+            << r->blobs_removed << " unreferenced blob(s) (" << r->bytes_removed << " bytes), " << r->uploads_removed
+            << " abandoned upload(s); kept " << r->blobs_kept << " blob(s) in use and " << r->blobs_kept_young
+            << " younger than " << o.grace_s << " s\n";
+  return kOk;
+}
 
 Expected<localhub::ServerOptions> build_options(const ServeOptions& o) {
   localhub::ServerOptions s;
@@ -55,6 +91,7 @@ Expected<localhub::ServerOptions> build_options(const ServeOptions& o) {
 }
 
 int run_serve(const ServeOptions& o) {
+  if (o.gc) return run_gc(o);
   auto options = build_options(o);
   if (!options) return report_error(options.error());
   // Block the stop signals before any thread starts, then wait for them on this thread.
@@ -88,6 +125,13 @@ void setup_serve(CLI::App& root) {
                   "Inject a fault: 'PATTERN=drop-mid-body|500|503|429[:S]|slow:MS|ignore-range|wrong-size|"
                   "wrong-etag[,count=N]'; repeatable");
   cmd->add_flag("-q,--quiet", opts->quiet, "Do not log requests");
+  cmd->add_flag("--gc", opts->gc,
+                "Delete what no commit reaches (deleted repos' trees, unreferenced blobs, abandoned uploads) and "
+                "exit; safe beside a running server");
+  cmd->add_option("--grace", opts->grace_s, "With --gc: keep unreferenced blobs and uploads younger than this (s)")
+      ->capture_default_str();
+  cmd->add_flag("--dry-run", opts->dry_run, "With --gc: count what would be removed, remove nothing");
+  cmd->add_flag("--json", opts->json, "With --gc: print the report as JSON");
   cmd->callback([opts] { set_exit_code(run_serve(*opts)); });
 }
 

@@ -1,5 +1,5 @@
 // `khub serve` as a process: the listening line, the request log, clean stop on SIGTERM/SIGINT,
-// and refusal of unsafe or malformed options.
+// refusal of unsafe or malformed options, and `--gc` beside a running server.
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -108,6 +108,58 @@ TEST(CliServe, RefusesUnsafeOrMalformedOptions) {
   EXPECT_EQ(wait_exit(cfg.pid), 2);
   close(cfg.out);
   EXPECT_NE(slurp(dir.path / "e3.log").find("tokens must be a list"), std::string::npos);
+}
+
+// `khub serve --gc` beside a server serving the same store: the deleted repo's blob goes, the
+// running server's upload in flight and its other repos stay.
+TEST(CliServe, GarbageCollectionBesideARunningServer) {
+  TempDir dir("cli-gc");
+  const auto root = dir.path / "store";
+  auto server = spawn_serve({"--root", root.string(), "--port", "0", "--token", "hf_w:write", "-q"}, dir.path / "s.log");
+  std::smatch m;
+  auto line = read_line(server.out);
+  ASSERT_TRUE(std::regex_match(line, m, std::regex(R"(khub serve: listening on http://127\.0\.0\.1:(\d+))"))) << line;
+  httplib::Client c("127.0.0.1", std::stoi(m[1]));
+  const httplib::Headers auth{{"Authorization", "Bearer hf_w"}};
+  for (const char* name : {"gone", "kept"}) {
+    nlohmann::json create{{"name", name}, {"organization", "acme"}, {"type", "kernel"}};
+    ASSERT_EQ(c.Post("/api/repos/create", auth, create.dump(), "application/json")->status, 200);
+  }
+  const std::string content = "only the deleted repo had this";
+  std::string body = nlohmann::json{{"key", "header"}, {"value", {{"summary", "add"}}}}.dump() + "\n" +
+                     nlohmann::json{{"key", "file"}, {"value", {{"path", "x.txt"}, {"content", b64(content)},
+                                                                {"encoding", "base64"}}}}.dump() + "\n";
+  ASSERT_EQ(c.Post("/api/kernels/acme/gone/commit/main", auth, body, "application/x-ndjson")->status, 200);
+  nlohmann::json del{{"name", "gone"}, {"organization", "acme"}, {"type", "kernel"}};
+  ASSERT_EQ(c.Delete("/api/repos/delete", auth, del.dump(), "application/json")->status, 200);
+  const auto in_flight = root / "uploads" / std::string(64, 'c') / "1.part";
+  std::filesystem::create_directories(in_flight.parent_path());
+  std::ofstream(in_flight) << "part of an upload in progress";
+
+  auto gc = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args{"--root", root.string(), "--gc", "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto p = spawn_serve(args, dir.path / "gc.log");
+    std::string out;
+    char ch;
+    while (read(p.out, &ch, 1) == 1) out.push_back(ch);
+    close(p.out);
+    EXPECT_EQ(wait_exit(p.pid), 0) << slurp(dir.path / "gc.log");
+    return nlohmann::json::parse(out, nullptr, false);
+  };
+  auto first = gc({});  // default grace: everything is younger than an hour
+  EXPECT_EQ(first["trees_removed"], 1) << first.dump();
+  EXPECT_EQ(first["blobs_removed"], 0);
+  EXPECT_EQ(first["blobs_kept_young"], 1);
+  EXPECT_TRUE(std::filesystem::exists(in_flight)) << "the server's upload in flight must survive";
+  auto second = gc({"--grace", "0"});
+  EXPECT_EQ(second["blobs_removed"], 1) << second.dump();
+  EXPECT_EQ(second["bytes_removed"], content.size());
+  EXPECT_EQ(c.Get("/api/kernels/acme/kept")->status, 200);
+  EXPECT_EQ(c.Get("/kernels/acme/kept/resolve/main/.gitattributes")->status, 200);
+  kill(server.pid, SIGTERM);
+  EXPECT_EQ(wait_exit(server.pid), 0);
+  close(server.out);
 }
 
 }  // namespace

@@ -244,6 +244,12 @@ TEST_F(AuthTest, GatedReposNeedATokenToDownload) {
   EXPECT_EQ(denied->status, 403);
   EXPECT_EQ(denied->get_header_value("X-Error-Code"), "GatedRepo");
   EXPECT_EQ(client_->Get("/acme/g/resolve/main/w.txt", auth("hf_read"))->body, "w");
+  // auth-check answers as the download would (huggingface_hub's auth_check raises GatedRepoError).
+  EXPECT_EQ(client_->Get("/api/models/acme/g/auth-check")->status, 401);
+  auto check = client_->Get("/api/models/acme/g/auth-check", auth("hf_other"));
+  EXPECT_EQ(check->status, 403);
+  EXPECT_EQ(check->get_header_value("X-Error-Code"), "GatedRepo");
+  EXPECT_EQ(client_->Get("/api/models/acme/g/auth-check", auth("hf_read"))->status, 200);
   EXPECT_EQ(client_->Put("/api/models/acme/g/settings", auth("hf_write"), R"({"gated":"yes"})", "application/json")->status, 400);
 }
 

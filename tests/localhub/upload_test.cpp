@@ -190,5 +190,60 @@ TEST_F(UploadTest, LargeRegularFileMustBeLfs) {
   EXPECT_NE(r->body.find("larger than 10 MiB"), std::string::npos);
 }
 
+// Blobs are stored once for all repos, but a repo may only point an LFS file at content it was
+// given: knowing another (private) repo's sha256 and size must not copy the file or reveal it exists.
+class CrossRepoLfsTest : public ServerFixture {
+ protected:
+  ServerConfig config() override {
+    ServerConfig c;
+    c.tokens.push_back(TokenGrant{"hf_alice", "alice", true, {}, {"alice"}});
+    c.tokens.push_back(TokenGrant{"hf_bob", "bob", true, {}, {"bob"}});
+    return c;
+  }
+  httplib::Result batch(const std::string& web_repo, const std::string& token, const std::string& data) {
+    json body{{"operation", "upload"}, {"transfers", {"basic"}},
+              {"objects", {{{"oid", sha256_hex(data)}, {"size", data.size()}}}}};
+    return client_->Post("/" + web_repo + ".git/info/lfs/objects/batch", auth(token), body.dump(),
+                         "application/vnd.git-lfs+json");
+  }
+  httplib::Result commit_lfs(const std::string& api_repo, const std::string& token, const std::string& data) {
+    std::string body = json{{"key", "header"}, {"value", {{"summary", "s"}}}}.dump() + "\n" +
+                       json{{"key", "lfsFile"}, {"value", {{"path", "x.bin"}, {"algo", "sha256"},
+                                                          {"oid", sha256_hex(data)}, {"size", data.size()}}}}.dump() + "\n";
+    return client_->Post("/api/" + api_repo + "/commit/main", auth(token), body, "application/x-ndjson");
+  }
+};
+
+TEST_F(CrossRepoLfsTest, ARepoUsesOnlyContentItWasGiven) {
+  const std::string secret(3000, 's');
+  ASSERT_EQ(create_repo("model", "alice", "secret", "hf_alice", true)->status, 200);
+  ASSERT_EQ(create_repo("model", "bob", "steal", "hf_bob")->status, 200);
+  upload_lfs("alice/secret", secret, "hf_alice");
+  ASSERT_EQ(commit_lfs("models/alice/secret", "hf_alice", secret)->status, 200);
+  // Alice's own repo: stored and hers, nothing to upload again.
+  EXPECT_FALSE(json::parse(batch("alice/secret", "hf_alice", secret)->body)["objects"][0].contains("actions"));
+
+  // Bob knows the sha256 and size: his repo is told to upload, as for any object it never had ...
+  auto offer = json::parse(batch("bob/steal", "hf_bob", secret)->body)["objects"][0];
+  EXPECT_TRUE(offer["actions"].contains("upload")) << offer.dump();
+  json wrong{{"operation", "upload"}, {"objects", {{{"oid", sha256_hex(secret)}, {"size", 1}}}}};
+  auto probe = client_->Post("/bob/steal.git/info/lfs/objects/batch", auth("hf_bob"), wrong.dump(),
+                             "application/vnd.git-lfs+json");
+  EXPECT_EQ(probe->body.find("stored with size"), std::string::npos) << "must not reveal that the object exists";
+  // ... verify does not confirm it, and a commit pointing at it is refused, leaving the branch as it was.
+  auto verify = client_->Post("/bob/steal.git/info/lfs/objects/verify", auth("hf_bob"),
+                              json{{"oid", sha256_hex(secret)}, {"size", secret.size()}}.dump(), "application/json");
+  EXPECT_EQ(verify->status, 404);
+  auto before = head("models/bob/steal");
+  auto stolen = commit_lfs("models/bob/steal", "hf_bob", secret);
+  EXPECT_EQ(stolen->status, 400);
+  EXPECT_NE(stolen->body.find("LFS pointer pointed to a file that does not exist"), std::string::npos) << stolen->body;
+  EXPECT_EQ(head("models/bob/steal"), before);
+
+  // Uploading the bytes proves he has them: then the commit goes through (stored once on disk).
+  upload_lfs("bob/steal", secret, "hf_bob");
+  EXPECT_EQ(commit_lfs("models/bob/steal", "hf_bob", secret)->status, 200);
+}
+
 }  // namespace
 }  // namespace khub::localhub::testing

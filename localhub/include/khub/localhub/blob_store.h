@@ -52,6 +52,9 @@ class BlobStore {
   /// Size of a stored blob, nullopt when absent.
   [[nodiscard]] std::optional<std::uint64_t> size_of(std::string_view sha256) const;
   [[nodiscard]] std::filesystem::path path_of(std::string_view sha256) const;
+  /// Marks a stored blob as just offered to a client (its mtime), so garbage collection keeps it
+  /// through the grace period while the client's commit is on its way.
+  void touch(std::string_view sha256) const;
   /// Reads a whole blob (small files only).
   [[nodiscard]] Expected<std::string> read(std::string_view sha256) const;
   /// Folder for in-progress uploads (multipart parts), inside the store.

@@ -3,6 +3,7 @@
 // (BlobStore, keyed by sha256); repos, refs, commits and trees live in SQLite (WAL mode). A commit
 // writes its blobs first and then changes the database in one transaction, so a crash at any point
 // leaves either the old or the new state, never a mix.
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -91,9 +92,28 @@ struct CommitResult {
 };
 
 struct StoreOptions {
-  /// Called between the steps of a commit ("blobs-written", "in-transaction"); tests use it to
-  /// kill the process mid-commit.
+  /// Called between the steps of a commit ("blobs-written", "in-transaction") and of a garbage
+  /// collection ("gc-locked"); tests use it to kill the process or race a commit.
   std::function<void(std::string_view stage)> test_hook;
+  /// Delete tmp/ and uploads/ on open (what a killed server left). Off for a store another
+  /// process may be serving (`khub serve --gc`): its uploads in flight live there.
+  bool remove_leftovers = true;
+};
+
+struct GcOptions {
+  /// Unreferenced blobs, temp files and multipart uploads younger than this are kept: an upload
+  /// may be on its way to a commit. A blob's age counts from its last upload or LFS batch offer.
+  std::chrono::seconds grace{3600};
+  bool dry_run = false;  // count what would go, delete nothing
+};
+
+struct GcReport {
+  std::uint64_t trees_removed = 0;     // trees no commit uses any more (deleted repos)
+  std::uint64_t blobs_removed = 0;     // blobs no tree uses, older than the grace period
+  std::uint64_t bytes_removed = 0;     // their size
+  std::uint64_t blobs_kept_young = 0;  // unreferenced, but within the grace period
+  std::uint64_t blobs_kept = 0;        // referenced
+  std::uint64_t uploads_removed = 0;   // abandoned multipart uploads and temp files
 };
 
 class RepoStore {
@@ -117,6 +137,13 @@ class RepoStore {
   [[nodiscard]] Status set_gated(const RepoKey& key, std::string_view mode);
   /// True when some commit of `repo` has a file with this content.
   [[nodiscard]] Expected<bool> references_blob(const RepoRecord& repo, std::string_view sha256) const;
+  /// Records that a client uploaded the bytes of `sha256` to the repo with this rowid: a commit of
+  /// that repo may then point an LFS file at them. Blobs are stored once for all repos, but a repo
+  /// only gets to use content it was given or already has (garbage collection drops grants older
+  /// than its grace period).
+  [[nodiscard]] Status grant_object(std::int64_t repo_rowid, std::string_view sha256);
+  /// Granted to `repo` by an upload, or referenced by one of its commits.
+  [[nodiscard]] Expected<bool> holds_object(const RepoRecord& repo, std::string_view sha256) const;
 
   /// Branch, tag, refs/heads/x, refs/tags/x, refs/pr/N or a 40-hex commit of this repo → commit
   /// oid; RevisionNotFound otherwise.
@@ -144,6 +171,13 @@ class RepoStore {
   /// Integrity (AddFile whose blob is missing or has another size).
   [[nodiscard]] Expected<CommitResult> commit(const RepoRecord& repo, std::string_view revision,
                                               const CommitRequest& request);
+
+  /// Deletes what no commit can reach: trees of deleted repos, then blobs no tree references and
+  /// abandoned uploads older than `options.grace`. Safe beside a server serving the same store, in
+  /// this process or another: it holds the write transaction while it deletes, and a commit checks
+  /// its blobs again inside its own transaction, so a commit never lands on a deleted blob (it
+  /// fails with Integrity and the client uploads again).
+  [[nodiscard]] Expected<GcReport> collect_garbage(const GcOptions& options);
 
   [[nodiscard]] BlobStore& blobs();
   [[nodiscard]] const std::filesystem::path& root() const;
