@@ -17,9 +17,13 @@ Expected<RepoRef> make_repo(std::string_view repo_id, RepoType type) {
     if (part.empty()) return bad("empty namespace or name");
     if (part == "." || part == ".." || part.find("..") != std::string_view::npos || part.front() == '.')
       return bad("'.' or '..' is not allowed");
-    for (char c : part)
-      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
-        return bad(std::string("character '") + c + "' is not allowed");
+    for (unsigned char c : part) {
+      if (c >= 0x80) return bad("only ASCII letters, digits, '-', '_' and '.' are allowed");
+      if (!std::isalnum(c) && c != '-' && c != '_' && c != '.')
+        return bad(std::string("character '") + static_cast<char>(c) + "' is not allowed");
+    }
+    if (!is_valid_repo_name(part))
+      return bad("names are 1-96 characters, without '--' and not starting or ending with '-' or '.'");
   }
   return RepoRef{type, std::string(repo_id)};
 }

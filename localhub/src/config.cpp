@@ -107,10 +107,11 @@ Expected<TokenGrant> parse_token_flag(std::string_view flag) {
   std::string_view token = flag;
   if (colon != std::string_view::npos) {
     auto right = flag.substr(colon + 1);
-    if (right == "read" || right == "write") {
-      g.write = right == "write";
-      token = flag.substr(0, colon);
-    }
+    if (right != "read" && right != "write")  // a typo must not make a write token
+      return Error(ErrorCode::InvalidArgument, "--token: unknown access '" + std::string(right) + "' in '" +
+                                                   std::string(flag) + "'; use TOKEN, TOKEN:read or TOKEN:write");
+    g.write = right == "write";
+    token = flag.substr(0, colon);
   }
   if (token.empty()) return Error(ErrorCode::InvalidArgument, "--token: empty token");
   g.token = token;

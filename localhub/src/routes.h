@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "http_util.h"
+#include "khub/base/url.h"
 
 namespace khub::localhub {
 
@@ -47,11 +48,6 @@ void post_lfs_verify(Hub& hub, const Req& req, Res& res, const Reader& reader, c
 // routes_commit.cpp
 void post_commit(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key, std::string_view rev);
 
-/// Valid repo or namespace name: 1-96 of [A-Za-z0-9._-], not starting or ending with '.' or '-',
-/// no "--" or "..".
-[[nodiscard]] bool is_valid_repo_name(std::string_view name);
-/// Valid branch or tag name (git check-ref-format, roughly).
-[[nodiscard]] bool is_valid_ref_name(std::string_view name);
 /// "2026-11-30T08:00:00.000Z".
 [[nodiscard]] std::string iso_time(std::int64_t unix_seconds);
 

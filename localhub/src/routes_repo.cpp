@@ -19,29 +19,6 @@ std::string iso_time(std::int64_t t) {
   return buf;
 }
 
-bool is_valid_repo_name(std::string_view n) {
-  if (n.empty() || n.size() > 96) return false;
-  for (char c : n) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') return false;
-  }
-  if (n.front() == '.' || n.front() == '-' || n.back() == '.' || n.back() == '-') return false;
-  return n.find("--") == std::string_view::npos && n.find("..") == std::string_view::npos;
-}
-
-bool is_valid_ref_name(std::string_view n) {
-  if (n.empty() || n.size() > 200 || n.starts_with("refs/") || n.front() == '/' || n.back() == '/' ||
-      n.back() == '.' || n.ends_with(".lock") || n.find("..") != std::string_view::npos ||
-      n.find("//") != std::string_view::npos || n.find("@{") != std::string_view::npos) {
-    return false;
-  }
-  for (unsigned char c : n) {
-    if (c < 0x21 || c == 0x7f || c == '~' || c == '^' || c == ':' || c == '?' || c == '*' || c == '[' || c == '\\') {
-      return false;
-    }
-  }
-  return true;
-}
-
 namespace {
 json file_json(const FileEntry& f) {
   json j{{"type", "file"}, {"oid", f.git_oid}, {"size", f.size}, {"path", f.path}};

@@ -268,6 +268,15 @@ Status Server::start() {
     close_after(res);
   });
 
+  if (o.port < 0 || o.port > 65535)
+    return Error(ErrorCode::InvalidArgument, "port " + std::to_string(o.port) + " is out of range",
+                 "pass a port from 1 to 65535, or 0 to pick a free one");
+  // cpp-httplib sets SO_REUSEPORT too, which lets a second server share a busy port and take half
+  // of its requests; SO_REUSEADDR alone still allows a quick restart.
+  http.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   if (o.port == 0) {
     impl_->port = http.bind_to_any_port(o.host);
     if (impl_->port < 0) return Error(ErrorCode::Network, "cannot bind " + o.host + " (any port)");

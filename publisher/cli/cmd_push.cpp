@@ -11,6 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "khub/base/url.h"
+#include "khub/hub/options.h"
+#include "khub/hub/repo.h"
 #include "khub/publish/push.h"
 #if KHUB_HAVE_ARCHIVE
 #include "khub/publish/bundle.h"
@@ -126,7 +129,20 @@ Expected<publish::BuildTree> load_inputs(const PushCmdOptions& opts, ScratchDir&
 #endif
 }
 
+// What can be checked before anything is created on the Hub.
+Status check_push_arguments(const PushCmdOptions& opts) {
+  if (auto repo = hub::make_repo(opts.repo); !opts.repo.empty() && !repo) return repo.error();
+  if (!opts.branch.empty() && !is_valid_ref_name(opts.branch))
+    return Error(ErrorCode::InvalidArgument, "--branch '" + opts.branch + "' is not a valid branch name",
+                 "use letters, digits, '-', '_', '.' and '/', e.g. v1 or release/2026-12");
+  if (!opts.output_json.empty()) KHUB_CHECK(check_output_path("--output-json", opts.output_json));
+  if (hub::is_truthy(env("HF_HUB_OFFLINE")) || hub::is_truthy(env("TRANSFORMERS_OFFLINE")))  // even --dry-run asks the Hub
+    return Error(ErrorCode::InvalidArgument, "cannot push while HF_HUB_OFFLINE is set", "unset HF_HUB_OFFLINE");
+  return {};
+}
+
 int run_push(const PushCmdOptions& opts) {
+  if (auto st = check_push_arguments(opts); !st) return report_error(st.error());
   ScratchDir scratch;
   auto tree = load_inputs(opts, scratch);
   if (!tree) return report_error(tree.error());

@@ -1,10 +1,10 @@
 // khub sign <dir> --key KEY.pem: writes metadata.json.sigstore (Sigstore bundle, v0.3) next to each
 // variant's metadata.json. Run after `khub hash`, before `khub push`. --public-key-out writes the
 // matching public key for verifiers (trusted keys of the loader).
-#include <fstream>
 #include <iostream>
 
 #include "command.h"
+#include "khub/base/fs.h"
 #include "khub/publish/sign.h"
 
 namespace khub::cli {
@@ -18,13 +18,12 @@ struct SignOptions {
 
 Status run_sign(const SignOptions& opts) {
   KHUB_TRY(auto tree, publish::discover_build(opts.dir));
-  KHUB_TRY(auto result, publish::sign_build(tree, opts.key));
-  if (!opts.public_key_out.empty()) {
+  if (!opts.public_key_out.empty()) {  // first: a bad path must fail before any bundle is written
+    KHUB_CHECK(check_output_path("--public-key-out", opts.public_key_out));
     KHUB_TRY(auto pem, publish::public_key_pem_of(opts.key));
-    std::ofstream out(opts.public_key_out, std::ios::trunc);
-    out << pem;
-    if (!out) return Error(ErrorCode::Io, "cannot write " + opts.public_key_out);
+    KHUB_CHECK(write_file_atomic(opts.public_key_out, pem));
   }
+  KHUB_TRY(auto result, publish::sign_build(tree, opts.key));
   for (const auto& v : result.variants) std::cout << v << ": signed (key " << result.key_hint << ")\n";
   return {};
 }

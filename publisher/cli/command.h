@@ -4,6 +4,7 @@
 // library function. Files register themselves, so adding a command touches no other file.
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -23,8 +24,14 @@ bool register_command(std::string_view name, SetupFn setup);
 /// Sets the process exit code from a subcommand callback.
 void set_exit_code(int code);
 
-/// Prints "error: …" (notes, hint) on stderr and returns the exit code for its ErrorCode.
+/// Prints "error: …" (notes, hint) on stderr and returns the exit code for its ErrorCode. With
+/// --json on the command line it also prints {"error": {"code", "message", "hint", "notes"}} on
+/// stdout, so scripts reading stdout get something to parse.
 int report_error(const Error& error);
+
+/// InvalidArgument unless `path` can be written as an output file: not empty, not a folder, in a
+/// folder that exists. Commands check their output paths before they change anything.
+[[nodiscard]] Status check_output_path(std::string_view flag, const std::filesystem::path& path);
 
 /// Exit code a given error maps to.
 int exit_code_for(ErrorCode code);

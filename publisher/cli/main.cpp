@@ -6,6 +6,10 @@
 #include <utility>
 #include <vector>
 
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
 #include "command.h"
 
 namespace khub::cli {
@@ -15,6 +19,7 @@ std::vector<std::pair<std::string, SetupFn>>& registry() {
   return commands;
 }
 int g_exit_code = kOk;
+bool g_json_errors = false;
 }  // namespace
 
 bool register_command(std::string_view name, SetupFn setup) {
@@ -40,8 +45,29 @@ int exit_code_for(ErrorCode code) {
 
 int report_error(const Error& error) {
   std::cerr << "error: " << error.describe() << '\n';
+  if (g_json_errors) {
+    nlohmann::ordered_json e{{"code", to_string(error.code)}, {"message", error.message}};
+    if (!error.hint.empty()) e["hint"] = error.hint;
+    if (!error.notes.empty()) e["notes"] = error.notes;
+    std::cout << nlohmann::ordered_json{{"error", e}}.dump(2) << '\n';
+  }
   if (std::getenv("KHUB_DEBUG")) std::cerr << "  code: " << to_string(error.code) << '\n';
   return exit_code_for(error.code);
+}
+
+Status check_output_path(std::string_view flag, const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const std::string what = std::string(flag) + " " + path.string();
+  if (path.empty()) return Error(ErrorCode::InvalidArgument, std::string(flag) + ": empty path");
+  if (fs::is_directory(path, ec)) return Error(ErrorCode::InvalidArgument, what + " is a folder", "name a file in it");
+  fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  if (!fs::is_directory(parent, ec))
+    return Error(ErrorCode::InvalidArgument, what + ": folder " + parent.string() + " does not exist",
+                 "create it first, or write elsewhere");
+  if (::access(parent.c_str(), W_OK) != 0)
+    return Error(ErrorCode::InvalidArgument, what + ": folder " + parent.string() + " is not writable");
+  return {};
 }
 
 }  // namespace khub::cli
@@ -51,6 +77,7 @@ int main(int argc, char** argv) {
   CLI::App app{"khub: load, verify and publish compute kernels from a Kernel Hub", "khub"};
   app.set_version_flag("--version", std::string("khub ") + KHUB_VERSION);
   app.require_subcommand(1);
+  for (int i = 1; i < argc; ++i) g_json_errors |= std::string_view(argv[i]) == "--json";
   auto& commands = registry();
   std::sort(commands.begin(), commands.end());
   for (auto& [name, setup] : commands) setup(app);
@@ -63,7 +90,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "error: " << e.what() << "\n  hint: run `khub --help` for usage\n";
+    const std::string first = argc > 1 ? argv[1] : "";
+    const bool known = std::any_of(commands.begin(), commands.end(), [&](const auto& c) { return c.first == first; });
+    if (!known && !first.empty() && first[0] != '-')
+      std::cerr << "error: unknown command '" << first << "'; run `khub --help` for the list\n";
+    else
+      std::cerr << "error: " << e.what() << "; run `khub " << (known ? first + " " : "") << "--help` for usage\n";
     return kUsage;
   } catch (const std::exception& e) {  // a library's throw inside a command: one line, not std::terminate
     std::cerr << "error: " << e.what() << '\n';

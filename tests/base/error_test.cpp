@@ -32,11 +32,11 @@ TEST(Error, ExpectedCarriesValueOrError) {
   EXPECT_FALSE(check_positive(0));
 }
 
-TEST(Error, DescribeListsNotesThenHint) {
+TEST(Error, DescribeIsOneLineWithTheHintThenNotes) {
   Error e(ErrorCode::Integrity, "build/x/_a.abi3.so: sha256 mismatch", "run `khub download` again");
+  EXPECT_EQ(e.describe(), "build/x/_a.abi3.so: sha256 mismatch; run `khub download` again");
   e.note("expected 3f2a, got 77b1");
-  EXPECT_EQ(e.describe(),
-            "build/x/_a.abi3.so: sha256 mismatch\n  note: expected 3f2a, got 77b1\n  hint: run `khub download` again");
+  EXPECT_EQ(e.describe(), "build/x/_a.abi3.so: sha256 mismatch; run `khub download` again\n  note: expected 3f2a, got 77b1");
   EXPECT_EQ(to_string(ErrorCode::NoVariant), "NoVariant");
 }
 

@@ -58,7 +58,9 @@ TEST(TokenFlag, AccessSuffix) {
   EXPECT_TRUE(parse_token_flag("hf_abc")->write);
   EXPECT_FALSE(parse_token_flag("hf_abc:read")->write);
   EXPECT_EQ(parse_token_flag("hf_abc:write")->token, "hf_abc");
-  EXPECT_EQ(parse_token_flag("a:b")->token, "a:b");  // not an access suffix: part of the token
+  auto typo = parse_token_flag("hf_abc:raed");  // a typo must not become a write token
+  ASSERT_FALSE(typo);
+  EXPECT_EQ(typo.error().message, "--token: unknown access 'raed' in 'hf_abc:raed'; use TOKEN, TOKEN:read or TOKEN:write");
   EXPECT_FALSE(parse_token_flag(":read"));
 }
 

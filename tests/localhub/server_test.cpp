@@ -338,5 +338,24 @@ TEST(ServerStart, RefusesOpenWritesOnNonLoopbackAddress) {
   EXPECT_FALSE(is_loopback_host("10.0.0.1"));
 }
 
+// A second server on a busy port must fail, not share it (SO_REUSEPORT would split the requests
+// between two stores); ports outside 0-65535 are refused before binding.
+TEST(ServerStart, RefusesABusyOrOutOfRangePort) {
+  TempDir a("port-a"), b("port-b");
+  Server first(ServerOptions{.root = a.path});
+  ASSERT_TRUE(first.start());
+  Server second(ServerOptions{.root = b.path, .port = first.port()});
+  auto busy = second.start();
+  ASSERT_FALSE(busy);
+  EXPECT_EQ(busy.error().code, ErrorCode::Network);
+  for (int port : {-1, 65536, 99999}) {
+    Server bad(ServerOptions{.root = b.path, .port = port});
+    auto st = bad.start();
+    ASSERT_FALSE(st) << port;
+    EXPECT_EQ(st.error().code, ErrorCode::InvalidArgument);
+    EXPECT_EQ(st.error().message, "port " + std::to_string(port) + " is out of range");
+  }
+}
+
 }  // namespace
 }  // namespace khub::localhub::testing

@@ -89,7 +89,10 @@ TEST_F(VariantsCli, BackendOverrideByFlagAndEnvironment) {
   }
   ProcessResult bad = khub(args + " --backend xpu");
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_EQ(bad.out, "");
+  // With --json the error is also a JSON object on stdout, for scripts that parse stdout.
+  auto error = Json::parse(bad.out)["error"];
+  EXPECT_EQ(error["code"], "InvalidArgument");
+  EXPECT_EQ(error["message"], "Invalid backend 'xpu', system supported backends: cpu, cuda");
   EXPECT_EQ(bad.err, "error: Invalid backend 'xpu', system supported backends: cpu, cuda\n");
 }
 

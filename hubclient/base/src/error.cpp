@@ -32,9 +32,9 @@ std::string_view to_string(ErrorCode code) noexcept {
 }
 
 std::string Error::describe() const {
-  std::string out = message;
+  std::string out = message;  // one line: what was wrong and what to do; details follow
+  if (!hint.empty()) out += "; " + hint;
   for (const auto& n : notes) out += "\n  note: " + n;
-  if (!hint.empty()) out += "\n  hint: " + hint;
   return out;
 }
 

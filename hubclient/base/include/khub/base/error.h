@@ -52,6 +52,7 @@ struct Error {
   Error&& note(std::string line) && { notes.push_back(std::move(line)); return std::move(*this); }
 
   /// "message" plus "\n  note: …" and "\n  hint: …" lines, as the CLI prints it.
+  /// "message; hint" on one line, then one "  note: …" line per note.
   [[nodiscard]] std::string describe() const;
 };
 

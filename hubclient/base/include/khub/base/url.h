@@ -9,4 +9,10 @@ namespace khub {
 /// '/' too unless `keep_slash` (a revision in one path segment: `refs/pr/1` → `refs%2Fpr%2F1`).
 [[nodiscard]] std::string percent_encode(std::string_view text, bool keep_slash = false);
 
+/// A Hub namespace or repo name: 1-96 of [A-Za-z0-9._-], not starting or ending with '.' or '-',
+/// no "--" or ".." (huggingface_hub's validate_repo_id; the server refuses others).
+[[nodiscard]] bool is_valid_repo_name(std::string_view name);
+/// A branch or tag name as git check-ref-format takes it (roughly), not starting with refs/.
+[[nodiscard]] bool is_valid_ref_name(std::string_view name);
+
 }  // namespace khub
