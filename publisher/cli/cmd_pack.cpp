@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "command.h"
+#include "khub/protocol/metadata.h"
 #include "khub/publish/bundle.h"
 
 namespace khub::cli {
@@ -15,7 +16,12 @@ struct PackOptions {
 };
 
 Status run_pack(const PackOptions& opts) {
+  KHUB_CHECK(check_output_path("--output", opts.out));
   KHUB_TRY(auto tree, publish::discover_build(opts.dir));
+  for (const auto& v : tree.variants) {  // fail here, not at the push that unpacks it
+    auto metadata = protocol::read_metadata(v.path / "metadata.json");
+    if (!metadata) return Error(ErrorCode::InvalidArgument, v.name + ": " + metadata.error().message, "run `khub check` on the build");
+  }
   KHUB_TRY(auto packed, publish::pack_build(tree, opts.out));
   std::cout << "Packed " << tree.variants.size() << " variant(s), " << packed.files << " file(s), " << packed.bytes
             << " bytes into " << opts.out << '\n';

@@ -7,13 +7,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<VariantDir> variants_in(const fs::path& dir) {
+// Folders of `dir` with a metadata.json; one whose metadata.json is there but unreadable (a
+// dangling link, a folder) is an error, not a variant to leave out silently.
+Expected<std::vector<VariantDir>> variants_in(const fs::path& dir) {
   std::vector<VariantDir> out;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return out;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_directory(ec) && fs::is_regular_file(entry.path() / "metadata.json", ec)) {
+    if (!entry.is_directory(ec)) continue;
+    const fs::path metadata = entry.path() / "metadata.json";
+    if (fs::is_regular_file(metadata, ec)) {
       out.push_back({entry.path().filename().string(), entry.path()});
+    } else if (fs::exists(fs::symlink_status(metadata, ec))) {
+      return Error(ErrorCode::InvalidArgument, metadata.string() + " is not a readable file (a dangling link or a folder)",
+                   "restore the variant's metadata.json, or remove the variant");
     }
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
@@ -40,7 +47,7 @@ Expected<BuildTree> discover_build(const fs::path& dir) {
   }
   tree.kernel_dir = root;
   for (const auto& candidate : {root / "result", root / "build", root}) {
-    auto found = variants_in(candidate);
+    KHUB_TRY(auto found, variants_in(candidate));
     if (found.empty()) continue;
     tree.variants_dir = candidate;
     tree.variants = std::move(found);

@@ -36,6 +36,22 @@ TEST_F(Discover, ResultWinsOverBuildAndSingleVariant) {
   EXPECT_EQ(single->kernel_dir, std::filesystem::canonical(kernel()));
 }
 
+// A variant whose metadata.json is a dangling link or a folder stops check / hash / push instead of
+// being left out of what they publish.
+TEST_F(Discover, UnreadableMetadataIsAnErrorNotASkippedVariant) {
+  add_variant("torch-cuda");
+  std::filesystem::create_directories(build() / "torch-cpu");
+  std::filesystem::create_symlink("/nonexistent/metadata.json", build() / "torch-cpu" / "metadata.json");
+  auto dangling = discover_build(kernel());
+  ASSERT_FALSE(dangling);
+  EXPECT_EQ(dangling.error().code, ErrorCode::InvalidArgument);
+  EXPECT_NE(dangling.error().message.find("torch-cpu/metadata.json is not a readable file"), std::string::npos)
+      << dangling.error().message;
+  std::filesystem::remove(build() / "torch-cpu" / "metadata.json");
+  std::filesystem::create_directories(build() / "torch-cpu" / "metadata.json");
+  EXPECT_FALSE(discover_build(kernel()));
+}
+
 TEST_F(Discover, EmptyOrMissing) {
   auto empty = discover_build(kernel());
   ASSERT_FALSE(empty);

@@ -68,6 +68,20 @@ TEST_F(PushCli, ExitCodes) {
   EXPECT_EQ(run_khub("push " + kernel().string() + " --repo khub-test/relu", "hf_bad").code, 4);
   EXPECT_EQ(run_khub("push " + kernel().string()).code, 2);  // no --repo and no build.toml
   EXPECT_EQ(run_khub("push " + kernel().string() + " --repo nonsense").code, 2);
+  // Arguments that would fail half-way are refused before anything exists on the Hub.
+  const std::string push = "push " + kernel().string() + " --repo khub-test/relu";
+  for (const std::string& bad : {"push " + kernel().string() + " --repo ../relu", push + " --branch ../x",
+                                 push + " --output-json " + (root_ / "no-such-folder" / "o.json").string(),
+                                 "push " + kernel().string() + " --repo khub-test/" + std::string(97, 'r')}) {
+    EXPECT_EQ(run_khub(bad).code, 2) << bad;
+  }
+  EXPECT_EQ(run_khub("push " + kernel().string() + " --repo khub-test/relu --json --branch ../x").out,
+            "{\n  \"error\": {\n    \"code\": \"InvalidArgument\",\n    \"message\": \"--branch '../x' is not a valid "
+            "branch name\",\n    \"hint\": \"use letters, digits, '-', '_', '.' and '/', e.g. v1 or release/2026-12\"\n  }\n}\n");
+  setenv("HF_HUB_OFFLINE", "1", 1);
+  EXPECT_EQ(run_khub(push).code, 2);
+  unsetenv("HF_HUB_OFFLINE");
+  EXPECT_FALSE(server_->store().find_repo({localhub::RepoType::Kernel, "khub-test", "relu"}));
 }
 
 #if KHUB_HAVE_ARCHIVE
@@ -93,6 +107,11 @@ TEST_F(PushCli, PushesSeveralBundles) {
   EXPECT_TRUE(v1.contains("build/" + b + "/metadata.json"));
   auto missing = run_khub("push " + (root_ / "nope.tar.zst").string() + " --repo khub-test/relu");
   EXPECT_EQ(missing.code, 2);
+  // Bad metadata fails at pack time, in the CI job that built it, not later at the push.
+  add_variant(a);
+  write(a + "/metadata.json", "{not json");
+  EXPECT_EQ(run_khub("pack " + (build() / a).string() + " -o " + (root_ / "bad.tar.zst").string()).code, 2);
+  EXPECT_FALSE(std::filesystem::exists(root_ / "bad.tar.zst"));
 }
 #endif
 
