@@ -14,6 +14,11 @@ Expected<std::vector<VersionInfo>> list_versions(HubClient& client, const RepoRe
   std::vector<VersionInfo> out;
   if (client.options().offline) {
     CacheLayout cache = cache_of(client);
+    std::error_code ec;
+    if (!std::filesystem::is_directory(cache.repo_dir(repo), ec))
+      return Error(ErrorCode::OfflineMiss,
+                   repo.id + " is not in the local cache (" + cache.root().string() + ") and Hugging Face Hub is in "
+                   "offline mode", "download it while online first (`khub download " + repo.id + " --version N`)");
     for (int v : cached_versions(cache, repo))
       out.push_back({v, read_ref(cache, repo, "v" + std::to_string(v)).value_or("")});
     return out;

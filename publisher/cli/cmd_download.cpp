@@ -26,12 +26,14 @@ int run_download(const DownloadOptions& opts) {
   if (opts.paths.empty() && !opts.all) {
     auto host = host_for(opts.hub);
     if (!host) return report_error(host.error());
+    auto repo = repo_for(opts.repo, opts.hub);
+    if (!repo) return report_error(repo.error());
     hub::KernelRequest request;
     request.repo_id = opts.repo;
-    request.version = opts.hub.version;
-    request.revision = opts.hub.version || !opts.hub.revision.empty() ? opts.hub.revision : "main";
+    if (auto st = pick_default_revision(client, *repo, opts.hub, request.version, request.revision); !st)
+      return report_error(st.error());
     request.trust_remote_code = true;  // downloading runs nothing; trust is checked when loading
-    if (!opts.hub.repo_type.empty()) request.repo_type = *hub::parse_repo_type(opts.hub.repo_type);
+    if (!opts.hub.repo_type.empty() || repo->type == hub::RepoType::Model) request.repo_type = repo->type;
     auto k = hub::fetch_kernel(client, *host, request);
     if (!k) return report_error(k.error());
     for (const auto& w : k->warnings) std::cerr << "warning: " << w << '\n';

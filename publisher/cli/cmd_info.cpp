@@ -17,20 +17,17 @@ int run_info(const RepoQueryOptions& opts) {
   auto query = repo_query(opts);
   if (!query) return report_error(query.error());
   auto& repo = query->repo;  // versions_with_fallback may switch its type
-  std::optional<int> version = opts.hub.version;
-  if (!version && opts.hub.revision.empty()) {  // default: the newest version, else main
-    auto versions = versions_with_fallback(client, repo, opts.hub);
-    if (!versions) return report_error(versions.error());
-    if (!versions->empty()) version = versions->back().version;
-  }
-  auto commit = hub::resolve_commit(client, repo, version, opts.hub.revision);
+  std::optional<int> version;
+  std::string revision;
+  if (auto st = pick_default_revision(client, repo, opts.hub, version, revision); !st) return report_error(st.error());
+  auto commit = hub::resolve_commit(client, repo, version, revision);
   if (!commit) return report_error(commit.error());
   auto names = hub::list_variant_names(client, repo, *commit);
   if (!names) return report_error(names.error());
   auto pick = host_variant(*names, query->host);
   nlohmann::ordered_json out = {
       {"repo_id", repo.id}, {"repo_type", hub::to_string(repo.type)},
-      {"revision", version ? "v" + std::to_string(*version) : opts.hub.revision}, {"commit", *commit}};
+      {"revision", version ? "v" + std::to_string(*version) : revision}, {"commit", *commit}};
   if (!client.options().offline) {
     auto trusted = client.is_trusted_publisher(repo.id.substr(0, repo.id.find('/')));
     out["trusted_publisher"] = trusted ? nlohmann::json(*trusted) : nlohmann::json(nullptr);

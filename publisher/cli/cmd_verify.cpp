@@ -23,10 +23,13 @@ int run_verify(const VerifyOptions& opts) {
   hub::HubClient client(*options);
   auto repo = repo_for(opts.repo, opts.hub);
   if (!repo) return report_error(repo.error());
-  auto commit = hub::resolve_commit(client, *repo, opts.hub.version, opts.hub.revision);
+  std::optional<int> version;  // default: the newest cached version
+  std::string revision;
+  if (auto st = pick_default_revision(client, *repo, opts.hub, version, revision); !st) return report_error(st.error());
+  auto commit = hub::resolve_commit(client, *repo, version, revision);
   if (!commit && opts.hub.repo_type.empty() && commit.error().code == ErrorCode::OfflineMiss) {
     repo->type = hub::RepoType::Model;
-    commit = hub::resolve_commit(client, *repo, opts.hub.version, opts.hub.revision);
+    commit = hub::resolve_commit(client, *repo, version, revision);
   }
   if (!commit) return report_error(commit.error());
   auto checks = hub::verify_cached(hub::cache_of(client), *repo, *commit, opts.variants);

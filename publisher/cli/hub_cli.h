@@ -26,7 +26,7 @@ struct HubFlags {
   std::optional<int> version;
   std::string revision;
   std::string repo_type;  // kernel | model; empty = kernel with model fallback
-  std::string cache_dir;
+  std::optional<std::string> cache_dir;
   std::string host_file;  // host JSON instead of detection
   std::string torch;      // "2.12": the torch the kernel will be loaded with (no torch in this CLI)
   std::string backend;
@@ -51,7 +51,11 @@ inline void add_hub_flags(CLI::App* cmd, HubFlags& f, bool revisions = true) {
 
 inline Expected<hub::ClientOptions> client_options(const HubFlags& f) {
   KHUB_TRY(auto o, hub::ClientOptions::from_environment());
-  if (!f.cache_dir.empty()) o.cache_dir = f.cache_dir;
+  if (f.cache_dir) {
+    if (f.cache_dir->empty())
+      return Error(ErrorCode::InvalidArgument, "--cache-dir is empty", "name a folder, or leave the flag out");
+    o.cache_dir = *f.cache_dir;
+  }
   return o;
 }
 
@@ -66,11 +70,32 @@ inline Expected<hub::RepoRef> repo_for(const std::string& repo_id, const HubFlag
 inline Expected<std::vector<hub::VersionInfo>> versions_with_fallback(hub::HubClient& client, hub::RepoRef& repo,
                                                                       const HubFlags& f) {
   auto versions = hub::list_versions(client, repo);
-  if (!versions && f.repo_type.empty() && versions.error().code == ErrorCode::RepoNotFound) {
+  const auto missing = [&] {
+    return versions.error().code == ErrorCode::RepoNotFound || versions.error().code == ErrorCode::OfflineMiss;
+  };
+  if (!versions && f.repo_type.empty() && missing()) {
+    const Error first = versions.error();
     repo.type = hub::RepoType::Model;
     versions = hub::list_versions(client, repo);
+    if (!versions && versions.error().code == first.code) {  // neither: the kernel repo's error says it best
+      repo.type = hub::RepoType::Kernel;
+      return first;
+    }
   }
   return versions;
+}
+
+/// What a command looks at when neither --version nor --revision is given: the newest version,
+/// else main (a repo without v<N> branches). Sets `version` or `revision`.
+inline Status pick_default_revision(hub::HubClient& client, hub::RepoRef& repo, const HubFlags& f,
+                                    std::optional<int>& version, std::string& revision) {
+  version = f.version;
+  revision = f.revision;
+  if (version || !revision.empty()) return {};
+  KHUB_TRY(auto versions, versions_with_fallback(client, repo, f));
+  if (versions.empty()) revision = "main";
+  else version = versions.back().version;
+  return {};
 }
 
 inline Expected<variants::HostInfo> host_for(const HubFlags& f) {

@@ -37,6 +37,9 @@ TEST(Error, DescribeIsOneLineWithTheHintThenNotes) {
   EXPECT_EQ(e.describe(), "build/x/_a.abi3.so: sha256 mismatch; run `khub download` again");
   e.note("expected 3f2a, got 77b1");
   EXPECT_EQ(e.describe(), "build/x/_a.abi3.so: sha256 mismatch; run `khub download` again\n  note: expected 3f2a, got 77b1");
+  // Upstream's messages are sentences: the hint starts a new one.
+  EXPECT_EQ(Error(ErrorCode::OfflineMiss, "Not in the cache.", "download it first").describe(),
+            "Not in the cache. Download it first");
   EXPECT_EQ(to_string(ErrorCode::NoVariant), "NoVariant");
 }
 

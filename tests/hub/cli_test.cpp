@@ -90,6 +90,30 @@ TEST_F(CliTest, DownloadVerifyInfoVersions) {
   EXPECT_NE(bad.out.find("_relu_cuda_abc1234.abi3.so"), std::string::npos) << bad.out;
 }
 
+// Without --version or --revision, download / verify / info take the newest version (as `info`
+// always did), and a cache that lacks the repo is named as such, not listed as "no versions".
+TEST_F(CliTest, DefaultsToTheNewestVersionAndNamesWhatIsMissing) {
+  const std::string v2 = hub_.commit("org/relu", "v2", khub::test::sample_variant_files(kVariant, "_relu_cuda_abc1234"));
+  std::ofstream(cache_.path() / "host.json")
+      << R"({"os":"linux","cpu":"x86_64","torch":"2.12","cxx11_abi":true,"backend":"cuda","backend_version":"13.0","tvm_ffi":null,"macos":null})";
+  const std::string host = " --host " + (cache_.path() / "host.json").string();
+  auto dl = khub_cli(env_, "download org/relu -q --json" + host);
+  ASSERT_EQ(dl.code, 0) << dl.out;
+  EXPECT_EQ(nlohmann::json::parse(dl.out)["commit"], v2);
+  auto verify = khub_cli(env_, "verify org/relu --json");
+  ASSERT_EQ(verify.code, 0) << verify.out;
+  EXPECT_EQ(nlohmann::json::parse(verify.out)["commit"], v2);
+
+  TempDir empty;
+  auto offline = khub_cli("HF_HUB_OFFLINE=1 " + env_, "versions org/relu --json --cache-dir " + empty.path().string());
+  EXPECT_EQ(offline.code, 1);
+  auto error = nlohmann::json::parse(offline.out)["error"];
+  EXPECT_EQ(error["code"], "OfflineMiss");
+  EXPECT_EQ(error["message"], "org/relu is not in the local cache (" + empty.path().string() +
+                                  ") and Hugging Face Hub is in offline mode");
+  EXPECT_EQ(khub_cli(env_, "download org/relu --cache-dir ''").code, 2);
+}
+
 TEST_F(CliTest, FilesAllLockAndErrors) {
   auto files = khub_cli(env_, "download org/relu build/" + kVariant + "/__init__.py --revision v1 --json");
   ASSERT_EQ(files.code, 0) << files.out;

@@ -1,5 +1,7 @@
 #include "khub/base/error.h"
 
+#include <cctype>
+
 namespace khub {
 
 std::string_view to_string(ErrorCode code) noexcept {
@@ -33,7 +35,12 @@ std::string_view to_string(ErrorCode code) noexcept {
 
 std::string Error::describe() const {
   std::string out = message;  // one line: what was wrong and what to do; details follow
-  if (!hint.empty()) out += "; " + hint;
+  if (!hint.empty() && message.ends_with('.')) {  // upstream's sentences: a new sentence
+    out += " " + hint;
+    out[message.size() + 1] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[message.size() + 1])));
+  } else if (!hint.empty()) {
+    out += "; " + hint;
+  }
   for (const auto& n : notes) out += "\n  note: " + n;
   return out;
 }
