@@ -120,6 +120,9 @@ Expected<ClientOptions> ClientOptions::from_environment() {
   ClientOptions o;
   if (auto v = env("HF_ENDPOINT"); !v.empty()) {
     while (!v.empty() && v.back() == '/') v.pop_back();
+    if (!v.starts_with("http://") && !v.starts_with("https://"))
+      return Error(ErrorCode::InvalidArgument, "HF_ENDPOINT '" + v + "' is not an http:// or https:// URL",
+                   "set it to the hub's address, e.g. http://127.0.0.1:8080, or unset it for huggingface.co");
     o.endpoint = v;
   }
   if (!is_truthy(env("HF_HUB_DISABLE_IMPLICIT_TOKEN"))) o.token = token_from_environment();

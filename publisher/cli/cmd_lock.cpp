@@ -22,9 +22,11 @@ int run_lock(const LockOptions& opts) {
   hub::HubClient client(*options);
   std::filesystem::path project = opts.project;
   std::filesystem::path pyproject = std::filesystem::is_directory(project) ? project / "pyproject.toml" : project;
+  std::filesystem::path output = opts.output.empty() ? pyproject.parent_path() / "kernels.lock" : std::filesystem::path(opts.output);
+  for (const Status& st : {check_input_file("project", pyproject), check_output_path("--output", output)})
+    if (!st) return report_error(st.error());
   auto locks = hub::lock_project(client, pyproject);
   if (!locks) return report_error(locks.error());
-  std::filesystem::path output = opts.output.empty() ? pyproject.parent_path() / "kernels.lock" : std::filesystem::path(opts.output);
   if (auto s = write_file_atomic(output, protocol::serialize_legacy_locks(*locks)); !s) return report_error(s.error());
   if (opts.hub.json) {
     nlohmann::ordered_json out = {{"lockfile", output.string()}, {"kernels", nlohmann::json::array()}};

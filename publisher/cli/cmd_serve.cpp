@@ -69,6 +69,7 @@ Expected<localhub::ServerOptions> build_options(const ServeOptions& o) {
   s.host = o.host;
   s.port = o.port;
   if (!o.config.empty()) {
+    KHUB_CHECK(check_input_file("--config", o.config));
     KHUB_TRY(s.config, localhub::load_config(o.config));
   }
   for (const auto& t : o.tokens) {

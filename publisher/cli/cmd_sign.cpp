@@ -17,6 +17,7 @@ struct SignOptions {
 };
 
 Status run_sign(const SignOptions& opts) {
+  KHUB_CHECK(check_input_file("--key", opts.key));
   KHUB_TRY(auto tree, publish::discover_build(opts.dir));
   if (!opts.public_key_out.empty()) {  // first: a bad path must fail before any bundle is written
     KHUB_CHECK(check_output_path("--public-key-out", opts.public_key_out));

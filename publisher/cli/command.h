@@ -33,6 +33,9 @@ int report_error(const Error& error);
 /// folder that exists. Commands check their output paths before they change anything.
 [[nodiscard]] Status check_output_path(std::string_view flag, const std::filesystem::path& path);
 
+/// InvalidArgument unless `path` names an existing file: a missing input is the caller's mistake.
+[[nodiscard]] Status check_input_file(std::string_view flag, const std::filesystem::path& path);
+
 /// Exit code a given error maps to.
 int exit_code_for(ErrorCode code);
 

@@ -70,6 +70,16 @@ Status check_output_path(std::string_view flag, const std::filesystem::path& pat
   return {};
 }
 
+Status check_input_file(std::string_view flag, const std::filesystem::path& path) {
+  std::error_code ec;
+  if (path.empty()) return Error(ErrorCode::InvalidArgument, std::string(flag) + ": empty path");
+  if (!std::filesystem::exists(path, ec))
+    return Error(ErrorCode::InvalidArgument, std::string(flag) + " " + path.string() + ": no such file");
+  if (std::filesystem::is_directory(path, ec))
+    return Error(ErrorCode::InvalidArgument, std::string(flag) + " " + path.string() + " is a folder, not a file");
+  return {};
+}
+
 }  // namespace khub::cli
 
 int main(int argc, char** argv) {

@@ -54,6 +54,13 @@ TEST(Options, TokenOrderAndEndpoint) {
   EXPECT_EQ(ClientOptions::from_environment()->token, "");
   setenv("HF_ENDPOINT", "http://mirror.local:8080///", 1);
   EXPECT_EQ(ClientOptions::from_environment()->endpoint, "http://mirror.local:8080");
+  for (const char* bad : {"mirror.local:8080", "ftp://mirror.local"}) {  // not "couldn't resolve host" later
+    setenv("HF_ENDPOINT", bad, 1);
+    auto o = ClientOptions::from_environment();
+    ASSERT_FALSE(o) << bad;
+    EXPECT_EQ(o.error().code, khub::ErrorCode::InvalidArgument);
+    EXPECT_EQ(o.error().message, "HF_ENDPOINT '" + std::string(bad) + "' is not an http:// or https:// URL");
+  }
   std::filesystem::remove_all(dir);
 }
 
