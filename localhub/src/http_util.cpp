@@ -1,9 +1,10 @@
 #include "http_util.h"
-#include "khub/base/url.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "khub/base/hash.h"
+#include "khub/base/url.h"
 
 namespace khub::localhub {
 
@@ -33,9 +34,15 @@ Identity Hub::identify(const httplib::Request& req) const {
 }
 
 namespace {
+// Namespaces are case-insensitive, as repo names are (RepoStore finds acme/x for ACME/x).
 bool namespace_allowed(const TokenGrant& g, std::string_view ns) {
   if (g.namespaces.empty()) return true;
-  return std::find(g.namespaces.begin(), g.namespaces.end(), ns) != g.namespaces.end();
+  auto same = [&](const std::string& granted) {
+    return granted.size() == ns.size() && std::equal(granted.begin(), granted.end(), ns.begin(), [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+           });
+  };
+  return std::any_of(g.namespaces.begin(), g.namespaces.end(), same);
 }
 }  // namespace
 

@@ -115,8 +115,8 @@ void get_repo_info(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::
   }
   const auto& c = hub.config;
   json j{{"_id", hub.sign("repo:" + std::to_string(r->repo.rowid)).substr(0, 24)},
-         {"id", key.id()},
-         {"author", key.ns},
+         {"id", r->repo.key.id()},  // the stored spelling: names are case-insensitive
+         {"author", r->repo.key.ns},
          {"sha", r->commit},
          {"private", r->repo.is_private},
          {"gated", r->repo.gated.empty() ? json(false) : json(r->repo.gated)},

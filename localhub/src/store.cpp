@@ -111,8 +111,8 @@ Expected<RepoRecord> RepoStore::create_repo(const RepoKey& key, bool is_private)
   KHUB_TRY(auto conn, impl_->pool->acquire());
   db::Transaction tx(*conn);
   KHUB_CHECK(tx.begin());
-  {
-    db::Statement exists(conn.get(), "SELECT 1 FROM repos WHERE type=?1 AND ns=?2 AND name=?3");
+  {  // names are case-insensitive, as on the Hub: acme/ReLU is acme/relu
+    db::Statement exists(conn.get(), "SELECT 1 FROM repos WHERE type=?1 AND ns=?2 COLLATE NOCASE AND name=?3 COLLATE NOCASE");
     exists.bind(1, to_string(key.type)).bind(2, key.ns).bind(3, key.name);
     if (exists.step()) {
       return Error(ErrorCode::Conflict, "You already created this " + std::string(to_string(key.type)) +
@@ -135,7 +135,7 @@ Expected<RepoRecord> RepoStore::create_repo(const RepoKey& key, bool is_private)
 Status RepoStore::delete_repo(const RepoKey& key) {
   std::lock_guard lock(impl_->write_mutex);
   KHUB_TRY(auto conn, impl_->pool->acquire());
-  db::Statement del(conn.get(), "DELETE FROM repos WHERE type=?1 AND ns=?2 AND name=?3");
+  db::Statement del(conn.get(), "DELETE FROM repos WHERE type=?1 AND ns=?2 COLLATE NOCASE AND name=?3 COLLATE NOCASE");
   del.bind(1, to_string(key.type)).bind(2, key.ns).bind(3, key.name);
   KHUB_CHECK(del.run());
   if (sqlite3_changes(conn.get()) == 0) return repo_not_found(key);
@@ -144,7 +144,7 @@ Status RepoStore::delete_repo(const RepoKey& key) {
 
 Expected<RepoRecord> RepoStore::find_repo(const RepoKey& key) const {
   KHUB_TRY(auto conn, impl_->pool->acquire());
-  db::Statement st(conn.get(), "SELECT id, type, ns, name, private, created_at, gated FROM repos WHERE type=?1 AND ns=?2 AND name=?3");
+  db::Statement st(conn.get(), "SELECT id, type, ns, name, private, created_at, gated FROM repos WHERE type=?1 AND ns=?2 COLLATE NOCASE AND name=?3 COLLATE NOCASE");
   st.bind(1, to_string(key.type)).bind(2, key.ns).bind(3, key.name);
   if (st.step()) return read_repo(st);
   if (st.error()) return *st.error();
@@ -154,7 +154,7 @@ Expected<RepoRecord> RepoStore::find_repo(const RepoKey& key) const {
 Status RepoStore::set_private(const RepoKey& key, bool is_private) {
   std::lock_guard lock(impl_->write_mutex);
   KHUB_TRY(auto conn, impl_->pool->acquire());
-  db::Statement up(conn.get(), "UPDATE repos SET private=?4 WHERE type=?1 AND ns=?2 AND name=?3");
+  db::Statement up(conn.get(), "UPDATE repos SET private=?4 WHERE type=?1 AND ns=?2 COLLATE NOCASE AND name=?3 COLLATE NOCASE");
   up.bind(1, to_string(key.type)).bind(2, key.ns).bind(3, key.name).bind(4, std::int64_t{is_private});
   KHUB_CHECK(up.run());
   if (sqlite3_changes(conn.get()) == 0) return repo_not_found(key);
@@ -164,7 +164,7 @@ Status RepoStore::set_private(const RepoKey& key, bool is_private) {
 Status RepoStore::set_gated(const RepoKey& key, std::string_view mode) {
   std::lock_guard lock(impl_->write_mutex);
   KHUB_TRY(auto conn, impl_->pool->acquire());
-  db::Statement up(conn.get(), "UPDATE repos SET gated=?4 WHERE type=?1 AND ns=?2 AND name=?3");
+  db::Statement up(conn.get(), "UPDATE repos SET gated=?4 WHERE type=?1 AND ns=?2 COLLATE NOCASE AND name=?3 COLLATE NOCASE");
   up.bind(1, to_string(key.type)).bind(2, key.ns).bind(3, key.name).bind(4, mode);
   KHUB_CHECK(up.run());
   if (sqlite3_changes(conn.get()) == 0) return repo_not_found(key);

@@ -34,6 +34,13 @@ TEST_F(ServerTest, CreateRepoThenConflict) {
   EXPECT_EQ(model->status, 404);
   EXPECT_EQ(model->get_header_value("X-Error-Code"), "RepoNotFound");
   EXPECT_FALSE(model->get_header_value("X-Request-Id").empty());
+  // Names are case-insensitive, as on the Hub: another spelling finds the same repo, and cannot
+  // create a second one.
+  auto other_case = client_->Get("/api/kernels/ACME/ReLU");
+  ASSERT_EQ(other_case->status, 200);
+  EXPECT_EQ(json::parse(other_case->body)["id"], "acme/relu");
+  EXPECT_EQ(client_->Head("/kernels/Acme/Relu/resolve/main/.gitattributes")->status, 200);
+  EXPECT_EQ(create_repo("kernel", "acme", "RELU")->status, 409);
 }
 
 TEST_F(ServerTest, RefsBranchesAndTags) {
