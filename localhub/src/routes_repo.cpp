@@ -55,6 +55,49 @@ struct Resolved {
   std::string commit;
 };
 
+bool param_true(std::string_view v) { return v == "true" || v == "True" || v == "1"; }
+
+// expand=true: each path's lastCommit, the newest commit from `commit` back whose tree changed the
+// path's oid (file or folder). Walks the history only as far as the oldest answer needs.
+Expected<std::map<std::string, json>> last_commits(Hub& hub, const RepoRecord& repo, const std::string& commit,
+                                                    std::vector<std::string> paths) {
+  KHUB_TRY(auto history, hub.store.history(repo, commit));
+  auto oids_at = [&](const CommitRecord& c) -> Expected<std::map<std::string, std::string>> {
+    KHUB_TRY(auto files, hub.store.list_files(repo, c.oid));
+    auto oids = directory_oids(files);
+    for (const auto& f : files) oids[f.path] = f.git_oid;
+    return oids;
+  };
+  std::map<std::string, json> out;
+  if (history.empty()) return out;
+  KHUB_TRY(auto newer, oids_at(history[0]));
+  for (std::size_t i = 0; i < history.size() && !paths.empty(); ++i) {
+    std::map<std::string, std::string> older;
+    if (i + 1 < history.size()) {
+      KHUB_TRY(older, oids_at(history[i + 1]));
+    }
+    std::erase_if(paths, [&](const std::string& p) {
+      auto now = newer.find(p), before = older.find(p);
+      if (before != older.end() && now != newer.end() && before->second == now->second) return false;
+      const auto& c = history[i];
+      out[p] = {{"id", c.oid}, {"title", c.summary}, {"date", iso_time(c.created_at)}};
+      return true;
+    });
+    newer = std::move(older);
+  }
+  return out;
+}
+
+// Adds lastCommit to each entry of `entries` (objects with "path").
+Status add_last_commits(Hub& hub, const Resolved& r, json& entries) {
+  std::vector<std::string> paths;
+  for (const auto& e : entries) paths.push_back(e["path"].get<std::string>());
+  KHUB_TRY(auto last, last_commits(hub, r.repo, r.commit, std::move(paths)));
+  for (auto& e : entries)
+    if (auto it = last.find(e["path"].get<std::string>()); it != last.end()) e["lastCommit"] = it->second;
+  return {};
+}
+
 std::optional<Resolved> resolve(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::string_view rev) {
   auto who = hub.identify(req);
   auto repo = find_readable_repo(hub, who, key, res);
@@ -168,8 +211,7 @@ void get_tree(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::strin
   if (!path.empty() && !dirs.count(path)) {
     return send_error(res, 404, "EntryNotFound", "Entry not found: " + path);
   }
-  auto rec = req.get_param_value("recursive");
-  bool recursive = rec == "true" || rec == "1" || rec == "True";
+  bool recursive = param_true(req.get_param_value("recursive"));
   auto under = [&](const std::string& p) { return path.empty() || p.starts_with(path + "/"); };
   std::map<std::string, json> entries;
   for (const auto& [d, oid] : dirs) {
@@ -197,6 +239,8 @@ void get_tree(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::strin
                        "&cursor=" + std::to_string(cursor + limit);
     res.set_header("Link", "<" + next + ">; rel=\"next\"");
   }
+  if (param_true(req.get_param_value("expand")))
+    if (auto st = add_last_commits(hub, *r, page); !st) return send_error(res, st.error());
   send_json(res, page);
 }
 
@@ -219,15 +263,18 @@ void post_paths_info(Hub& hub, const Req& req, Res& res, const Reader& reader, c
   auto body = read_body(reader, 4u << 20);
   if (!body) return send_error(res, body.error());
   std::vector<std::string> paths;
+  bool expand = false;
   json j = json::parse(*body, nullptr, false);
   if (!j.is_discarded() && j.is_object() && j.contains("paths") && j["paths"].is_array()) {
     for (const auto& p : j["paths"]) {
       if (p.is_string()) paths.push_back(p.get<std::string>());
     }
-  } else {  // form-encoded: paths=a&paths=b
+    expand = j.value("expand", false);
+  } else {  // form-encoded: paths=a&paths=b&expand=True
     httplib::Params params;
     httplib::detail::parse_query_text(*body, params);
     for (auto [it, end] = params.equal_range("paths"); it != end; ++it) paths.push_back(it->second);
+    if (auto it = params.find("expand"); it != params.end()) expand = param_true(it->second);
   }
   auto r = resolve(hub, req, res, key, rev);
   if (!r) return;
@@ -244,6 +291,8 @@ void post_paths_info(Hub& hub, const Req& req, Res& res, const Reader& reader, c
       out.push_back({{"type", "directory"}, {"oid", dirs[p]}, {"size", 0}, {"path", p}});
     }
   }
+  if (expand)
+    if (auto st = add_last_commits(hub, *r, out); !st) return send_error(res, st.error());
   send_json(res, out);
 }
 

@@ -43,6 +43,38 @@ TEST_F(ServerTest, CreateRepoThenConflict) {
   EXPECT_EQ(create_repo("kernel", "acme", "RELU")->status, 409);
 }
 
+// expand=true (tree and paths-info): each entry's lastCommit is the newest commit that changed it,
+// which HfFileSystem.modified and list_repo_tree(expand=True) read.
+TEST_F(ServerTest, ExpandGivesEachPathItsLastCommit) {
+  ASSERT_EQ(create_repo("model", "acme", "m")->status, 200);
+  const std::string first = head("models/acme/m");
+  ASSERT_EQ(commit_files("models/acme/m", "main", {{"a.txt", "1"}, {"d/x.txt", "x"}})->status, 200);
+  const std::string second = head("models/acme/m");
+  ASSERT_EQ(commit_files("models/acme/m", "main", {{"b.txt", "b"}})->status, 200);
+  const std::string third = head("models/acme/m");
+  ASSERT_EQ(commit_files("models/acme/m", "main", {{"d/x.txt", "changed"}})->status, 200);
+  const std::string fourth = head("models/acme/m");
+
+  auto tree = client_->Get("/api/models/acme/m/tree/main?expand=True&recursive=true");
+  ASSERT_EQ(tree->status, 200) << tree->body;
+  std::map<std::string, std::string> last;
+  for (const auto& e : json::parse(tree->body)) last[e["path"]] = e["lastCommit"]["id"];
+  EXPECT_EQ(last, (std::map<std::string, std::string>{
+                      {".gitattributes", first}, {"a.txt", second}, {"b.txt", third}, {"d", fourth}, {"d/x.txt", fourth}}));
+  auto entry = json::parse(client_->Get("/api/models/acme/m/tree/" + third + "?expand=true")->body);
+  EXPECT_EQ(entry[1]["lastCommit"]["id"], second);  // d, as of the third commit
+  EXPECT_EQ(entry[1]["lastCommit"]["title"], "test commit");
+  EXPECT_FALSE(json::parse(client_->Get("/api/models/acme/m/tree/main")->body)[0].contains("lastCommit"));
+
+  auto info = client_->Post("/api/models/acme/m/paths-info/main", "paths=a.txt&paths=d&expand=True",
+                            "application/x-www-form-urlencoded");
+  ASSERT_EQ(info->status, 200) << info->body;
+  auto paths = json::parse(info->body);
+  ASSERT_EQ(paths.size(), 2u);
+  EXPECT_EQ(paths[0]["lastCommit"]["id"], second);
+  EXPECT_EQ(paths[1]["lastCommit"]["id"], fourth);
+}
+
 TEST_F(ServerTest, RefsBranchesAndTags) {
   create_repo("kernel", "acme", "relu");
   auto main = head("kernels/acme/relu");
