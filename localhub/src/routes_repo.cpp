@@ -57,6 +57,21 @@ struct Resolved {
 
 bool param_true(std::string_view v) { return v == "true" || v == "True" || v == "1"; }
 
+// A whole-number query parameter: `fallback` when absent, nullopt (after a 400) when malformed.
+std::optional<std::size_t> count_param(const Req& req, Res& res, const char* name, std::size_t fallback,
+                                       std::size_t lowest, std::size_t highest) {
+  auto text = req.get_param_value(name);
+  if (text.empty()) return fallback;
+  char* end = nullptr;
+  auto n = std::strtoull(text.c_str(), &end, 10);
+  if (*end || text[0] == '-' || n < lowest || n > highest) {
+    send_error(res, 400, "BadRequest", std::string(name) + " must be a whole number from " + std::to_string(lowest) +
+                                           " to " + std::to_string(highest) + ", got '" + text + "'");
+    return std::nullopt;
+  }
+  return static_cast<std::size_t>(n);
+}
+
 // expand=true: each path's lastCommit, the newest commit from `commit` back whose tree changed the
 // path's oid (file or folder). Walks the history only as far as the oldest answer needs.
 Expected<std::map<std::string, json>> last_commits(Hub& hub, const RepoRecord& repo, const std::string& commit,
@@ -222,9 +237,10 @@ void get_tree(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::strin
     if (!under(f.path) || (!recursive && parent_dir(f.path) != path)) continue;
     entries.emplace(f.path, file_json(f));
   }
-  std::size_t limit = 1000;
-  if (auto l = req.get_param_value("limit"); !l.empty()) limit = std::clamp<std::size_t>(std::strtoul(l.c_str(), nullptr, 10), 1, 10000);
-  std::size_t cursor = std::strtoul(req.get_param_value("cursor").c_str(), nullptr, 10);
+  auto limit_param = count_param(req, res, "limit", 1000, 1, 10000);
+  auto cursor_param = count_param(req, res, "cursor", 0, 0, SIZE_MAX);
+  if (!limit_param || !cursor_param) return;
+  const std::size_t limit = *limit_param, cursor = *cursor_param;
   json page = json::array();
   std::size_t i = 0;
   for (auto& [p, e] : entries) {
@@ -249,12 +265,22 @@ void get_commits(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::st
   if (!r) return;
   auto list = hub.store.history(r->repo, r->commit);
   if (!list) return send_error(res, list.error());
+  auto limit = count_param(req, res, "limit", 50, 1, 1000);  // the Hub's page: p=0, 1, … of `limit`
+  auto page = count_param(req, res, "p", 0, 0, SIZE_MAX / 1000);
+  if (!limit || !page) return;
   json out = json::array();
-  for (const auto& c : *list) {
+  for (std::size_t i = *page * *limit; i < list->size() && out.size() < *limit; ++i) {
+    const auto& c = (*list)[i];
     out.push_back({{"id", c.oid}, {"title", c.summary}, {"message", c.description},
                    {"authors", json::array({{{"user", "khub"}}})}, {"date", iso_time(c.created_at)}});
   }
-  res.set_header("X-Total-Count", std::to_string(out.size()));
+  if ((*page + 1) * *limit < list->size()) {
+    std::string next = base_url(req, hub.port) + "/api/" + std::string(to_string(key.type)) + "s/" + key.id() +
+                       "/commits/" + url_encode(rev.empty() ? "main" : rev, false) +
+                       "?p=" + std::to_string(*page + 1) + "&limit=" + std::to_string(*limit);
+    res.set_header("Link", "<" + next + ">; rel=\"next\"");
+  }
+  res.set_header("X-Total-Count", std::to_string(list->size()));
   send_json(res, out);
 }
 

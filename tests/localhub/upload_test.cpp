@@ -180,6 +180,17 @@ TEST_F(UploadTest, ConcurrentCommitsAllLandInOrder) {
   EXPECT_EQ(ok, 48);
   auto commits = client_->Get("/api/kernels/acme/relu/commits/main");
   EXPECT_EQ(commits->get_header_value("X-Total-Count"), "49");  // + the initial commit
+  // Pages of 50 by default (here one); p and limit page through, Link names the next page.
+  EXPECT_EQ(json::parse(commits->body).size(), 49u);
+  EXPECT_TRUE(commits->get_header_value("Link").empty());
+  auto page = client_->Get("/api/kernels/acme/relu/commits/main?p=2&limit=20");
+  ASSERT_EQ(page->status, 200);
+  EXPECT_EQ(json::parse(page->body).size(), 9u);
+  EXPECT_EQ(json::parse(page->body).back()["title"], "initial commit");
+  auto first = client_->Get("/api/kernels/acme/relu/commits/main?limit=20");
+  EXPECT_NE(first->get_header_value("Link").find("/commits/main?p=1&limit=20>; rel=\"next\""), std::string::npos);
+  EXPECT_EQ(client_->Get("/api/kernels/acme/relu/commits/main?limit=abc")->status, 400);
+  EXPECT_EQ(client_->Get("/api/kernels/acme/relu/tree/main?limit=0")->status, 400);
   auto tree = json::parse(client_->Get("/api/kernels/acme/relu/tree/main?recursive=true")->body);
   EXPECT_EQ(tree.size(), 1u + 6u + 48u);  // .gitattributes, 6 folders, 48 files
 }
