@@ -56,6 +56,7 @@ class Checker {
           "fully identify the sources", Severity::Warning);
     }
     check_python_depends(v, *m);
+    if (variant) check_backend(v, *m, *variant);
     check_layout(v, *m, variant ? &*variant : nullptr);
     if (!m->digest) {
       add(v.name + "/metadata.json", "digest", "metadata.json has no digest; run `khub hash` first");
@@ -88,6 +89,26 @@ class Checker {
       if (kGeneral.contains(dep) || (it != kBackend.end() && it->second.contains(dep))) continue;
       add(v.name + "/metadata.json", "python-depends",
           "Kernel module `" + m.python_name() + "` uses unsupported kernel dependency: " + dep);
+    }
+  }
+
+  // The name's backend decides which hosts choose the variant; metadata.json's says what was built.
+  void check_backend(const VariantDir& v, const protocol::KernelMetadata& m, const variants::Variant& variant) {
+    const std::string built(protocol::to_string(m.backend.type));
+    if (variant.is_arch()) {
+      const std::string named(variant.arch->backend.name());
+      if (named != built)
+        add(v.name, "backend", "the name says backend " + named + " but metadata.json says " + built);
+      return;
+    }
+    const std::string& named = variant.noarch->backend_name;
+    const bool known = named == "npu" || variants::backend_kind_from_name(named).has_value();
+    const std::string built_noarch = m.backend.type == protocol::BackendType::Cann ? "npu" : built;
+    if (!known && !variant.noarch->is_universal()) {
+      add(v.name, "backend", "'" + named + "' is not a backend: no host will choose this variant (torch-" +
+                                 built_noarch + " for metadata.json's backend)");
+    } else if (known && named != built_noarch) {
+      add(v.name, "backend", "the name says backend " + named + " but metadata.json says " + built);
     }
   }
 

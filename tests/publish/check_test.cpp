@@ -84,6 +84,25 @@ TEST_F(Check, ReportsEveryProblem) {
   EXPECT_EQ(st.error().notes.size(), r.error_count());
 }
 
+// A variant's name decides which hosts take it; its metadata.json says what was built. A mismatch,
+// or a noarch name no host asks for, would publish a build no one can load (or the wrong one).
+TEST_F(Check, VariantNameAndMetadataBackendAgree) {
+  const std::string cpu = R"({"name":"relu","id":"_relu_cpu_abc1234","version":1,"license":"Apache-2.0",)"
+                          R"("python-depends":[],"backend":{"type":"cpu"}})";
+  add_variant("torch212-cxx11-cu130-x86_64-linux", cpu);
+  copy_in(KHUB_FIXTURE_NS_GOOD, "torch212-cxx11-cu130-x86_64-linux/_relu_cpu_abc1234.abi3.so");
+  add_variant("torch-cuda", cpu);
+  add_variant("torch-bogus", cpu);
+  add_variant("torch-universal", cpu);
+  add_variant("torch-cpu", cpu);
+  ASSERT_TRUE(write_digests(*discover_build(build())));
+  EXPECT_EQ(messages(check_dir(build()), "backend"),
+            (std::vector<std::string>{
+                "torch-bogus: 'bogus' is not a backend: no host will choose this variant (torch-cpu for metadata.json's backend)",
+                "torch-cuda: the name says backend cuda but metadata.json says cpu",
+                "torch212-cxx11-cu130-x86_64-linux: the name says backend cuda but metadata.json says cpu"}));
+}
+
 TEST_F(Check, PythonDependsAllowList) {
   add_variant("torch-cuda", R"({"name":"my-kernel","id":"x","version":1,"license":"MIT",)"
                             R"("python-depends":["einops","nvidia-cutlass-dsl","torch"],"backend":{"type":"cuda"}})");
