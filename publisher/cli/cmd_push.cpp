@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -24,7 +25,7 @@ namespace {
 
 struct PushCmdOptions {
   std::vector<std::string> inputs;  // one build dir, or bundles made by `khub pack`
-  std::string repo;
+  std::optional<std::string> repo;  // nullopt: build.toml's general.hub.repo-id
   std::string branch;
   std::int64_t version = -1;
   std::string repo_type = "kernel";
@@ -112,6 +113,8 @@ Expected<publish::BuildTree> load_inputs(const PushCmdOptions& opts, ScratchDir&
 #if KHUB_HAVE_ARCHIVE
   std::vector<std::filesystem::path> bundles;
   for (const auto& in : opts.inputs) {
+    if (!std::filesystem::exists(in, ec))
+      return Error(ErrorCode::InvalidArgument, in + ": no such file or directory");
     if (!std::filesystem::is_regular_file(in, ec)) {
       return Error(ErrorCode::InvalidArgument, "`" + in + "` is not a bundle file",
                    "pass one build directory, or bundles made by `khub pack`");
@@ -131,7 +134,9 @@ Expected<publish::BuildTree> load_inputs(const PushCmdOptions& opts, ScratchDir&
 
 // What can be checked before anything is created on the Hub.
 Status check_push_arguments(const PushCmdOptions& opts) {
-  if (auto repo = hub::make_repo(opts.repo); !opts.repo.empty() && !repo) return repo.error();
+  if (opts.repo) {
+    if (auto repo = hub::make_repo(*opts.repo); !repo) return repo.error();
+  }
   if (!opts.branch.empty() && !is_valid_ref_name(opts.branch))
     return Error(ErrorCode::InvalidArgument, "--branch '" + opts.branch + "' is not a valid branch name",
                  "use letters, digits, '-', '_', '.' and '/', e.g. v1 or release/2026-12");
@@ -149,7 +154,7 @@ int run_push(const PushCmdOptions& opts) {
   publish::PushOptions o;
   if (auto e = env("HF_ENDPOINT"); !e.empty()) o.endpoint = e;
   o.token = token_from_environment();
-  o.repo_id = opts.repo;
+  o.repo_id = opts.repo.value_or("");
   if (!opts.branch.empty()) o.branch = opts.branch;
   if (opts.version >= 0) o.version = static_cast<std::uint64_t>(opts.version);
   o.repo_type = opts.repo_type;
@@ -186,7 +191,7 @@ void setup_push(CLI::App& root) {
   cmd->add_option("--repo,--repo-id", opts->repo, "org/name (default: general.hub.repo-id of build.toml)");
   cmd->add_option("--branch", opts->branch, "target branch (default: general.hub.branch, else v<version>)");
   cmd->add_option("--version", opts->version, "expected kernel version; must match metadata.json")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 1000000));
   cmd->add_option("--repo-type", opts->repo_type, "kernel (default) or model (legacy repos)")
       ->check(CLI::IsMember({"kernel", "model"}));
   cmd->add_option("--output-json", opts->output_json, "also write kernel-builder's result JSON to this file");
