@@ -64,6 +64,9 @@ Expected<std::vector<std::pair<std::string, Variant>>> load_candidates(const Var
     return out;
   }
   KHUB_TRY(std::string text, read_file(opts.candidates_file, "candidates file"));
+  if (text.find('\0') != std::string::npos)  // a binary given by mistake: say so, not echo it
+    return Error(ErrorCode::InvalidArgument, opts.candidates_file + " is not a text file",
+                 "pass a file with one variant name a line");
   std::istringstream lines(text);
   std::string line;
   for (int number = 1; std::getline(lines, line); ++number) {
