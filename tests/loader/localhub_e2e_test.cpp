@@ -31,7 +31,7 @@ fs::path write_test_build(const fs::path& root, const std::string& name, const s
   EXPECT_TRUE(write_file_atomic(vdir / "metadata.json",
                                 "{\"name\":\"" + name + "\",\"id\":\"" + id +
                                     "\",\"version\":1,\"license\":\"Apache-2.0\",\"python-depends\":[],"
-                                    "\"backend\":{\"type\":\"cpu\"}}"));
+                                    "\"backend\":{\"type\":\"" + test::backend_type_of(host_variant()) + "\"}}"));
   auto tree = publish::discover_build(root / "kernel");
   EXPECT_TRUE(tree) << tree.error().describe();
   if (tree) {

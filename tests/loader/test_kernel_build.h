@@ -9,6 +9,7 @@
 #include "fixture_hub.h"
 #include "khub/base/hash.h"
 #include "khub/kernel.h"
+#include "khub/variants/variant.h"
 #include "test_util.h"
 
 namespace khub::test {
@@ -18,6 +19,13 @@ inline std::string host_variant() {
   const auto& h = current_host();
   return "torch" + std::to_string(h.torch->major) + std::to_string(h.torch->minor) + "-cxx11-" + h.backend.token() +
          "-" + h.cpu + "-" + h.os;
+}
+
+/// The backend a variant name stands for, as metadata.json names it (`khub check` compares them).
+inline std::string backend_type_of(const std::string& variant) {
+  auto v = variants::parse_variant(variant);
+  if (!v) return "cpu";
+  return v->is_arch() ? std::string(v->arch->backend.name()) : v->noarch->backend_name;
 }
 
 /// build/<variant>/ of test module `module` (whose id is `id`): the module, __init__.py and a
@@ -37,7 +45,7 @@ inline std::map<std::string, FixtureFile> test_kernel_files(const std::string& i
   for (auto& [p, c] : files) out["build/" + variant + "/" + p] = {c, p.ends_with(".so")};
   out["build/" + variant + "/metadata.json"] = {
       "{\"name\":\"test-rmsnorm\",\"id\":\"" + id +
-          "\",\"version\":1,\"license\":\"Apache-2.0\",\"python-depends\":[],\"backend\":{\"type\":\"cpu\"},"
+          "\",\"version\":1,\"license\":\"Apache-2.0\",\"python-depends\":[],\"backend\":{\"type\":\"" + backend_type_of(variant) + "\"},"
           "\"digest\":{\"algorithm\":\"sha256\",\"files\":{" + digest + "}}}",
       false};
   return out;
