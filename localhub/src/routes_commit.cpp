@@ -120,6 +120,7 @@ void post_commit(Hub& hub, const Req& req, Res& res, const Reader& reader, const
   if (!repo || !require_write(hub, who, key.ns, res)) return;
 
   CommitParser parser{hub};
+  parser.request.author = who.grant ? who.grant->user : "khub";
   auto cp = req.get_param_value("create_pr");
   parser.request.create_pr = cp == "1" || cp == "true";
   const std::uint64_t line_limit = hub.config.max_regular_file * 4 / 3 + (1u << 16);

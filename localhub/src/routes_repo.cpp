@@ -272,7 +272,7 @@ void get_commits(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::st
   for (std::size_t i = *page * *limit; i < list->size() && out.size() < *limit; ++i) {
     const auto& c = (*list)[i];
     out.push_back({{"id", c.oid}, {"title", c.summary}, {"message", c.description},
-                   {"authors", json::array({{{"user", "khub"}}})}, {"date", iso_time(c.created_at)}});
+                   {"authors", json::array({{{"user", c.author}}})}, {"date", iso_time(c.created_at)}});
   }
   if ((*page + 1) * *limit < list->size()) {
     std::string next = base_url(req, hub.port) + "/api/" + std::string(to_string(key.type)) + "s/" + key.id() +

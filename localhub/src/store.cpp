@@ -18,7 +18,7 @@ CREATE TABLE IF NOT EXISTS repos(
 CREATE TABLE IF NOT EXISTS commits(
   repo_id INTEGER NOT NULL REFERENCES repos(id) ON DELETE CASCADE, oid TEXT NOT NULL,
   tree_oid TEXT NOT NULL, parent TEXT NOT NULL, summary TEXT NOT NULL, description TEXT NOT NULL,
-  created_at INTEGER NOT NULL, PRIMARY KEY(repo_id, oid));
+  created_at INTEGER NOT NULL, author TEXT NOT NULL DEFAULT 'khub', PRIMARY KEY(repo_id, oid));
 CREATE TABLE IF NOT EXISTS tree_files(
   tree_oid TEXT NOT NULL, path TEXT NOT NULL, size INTEGER NOT NULL, git_oid TEXT NOT NULL,
   sha256 TEXT NOT NULL, lfs INTEGER NOT NULL, PRIMARY KEY(tree_oid, path)) WITHOUT ROWID;
@@ -99,6 +99,9 @@ Expected<std::unique_ptr<RepoStore>> RepoStore::open(const std::filesystem::path
   KHUB_TRY(impl->pool, db::Pool::open(root / "hub.sqlite3"));
   KHUB_TRY(auto conn, impl->pool->acquire());
   KHUB_CHECK(conn->exec(kSchema));
+  // Stores made before commits had an author: add the column (their commits read as "khub").
+  if (db::Statement probe(conn->get(), "SELECT author FROM commits LIMIT 0"); !probe.ok())
+    KHUB_CHECK(conn->exec("ALTER TABLE commits ADD COLUMN author TEXT NOT NULL DEFAULT 'khub';"));
   return std::unique_ptr<RepoStore>(new RepoStore(std::move(impl)));
 }
 
@@ -126,7 +129,7 @@ Expected<RepoRecord> RepoStore::create_repo(const RepoKey& key, bool is_private)
   KHUB_CHECK(ins.run());
   RepoRecord rec{sqlite3_last_insert_rowid(conn.get()), key, is_private, created};
   FileEntry file{".gitattributes", attrs.size, git_blob_sha1_hex(kDefaultGitattributes), attrs.sha256, false};
-  KHUB_TRY(auto first, insert_commit(*conn, rec.rowid, {file}, "", "initial commit", ""));
+  KHUB_TRY(auto first, insert_commit(*conn, rec.rowid, {file}, "", "initial commit", "", "khub"));
   KHUB_CHECK(put_ref(*conn, rec.rowid, RefKind::Branch, "main", first.oid));
   KHUB_CHECK(tx.commit());
   return rec;
@@ -247,10 +250,11 @@ Expected<std::string> RepoStore::resolve_revision(const RepoRecord& repo, std::s
 Expected<CommitRecord> RepoStore::commit_info(const RepoRecord& repo, std::string_view oid) const {
   KHUB_TRY(auto conn, impl_->pool->acquire());
   db::Statement st(conn.get(),
-                   "SELECT oid, tree_oid, parent, summary, description, created_at FROM commits WHERE repo_id=?1 AND oid=?2");
+                   "SELECT oid, tree_oid, parent, summary, description, created_at, author FROM commits "
+                   "WHERE repo_id=?1 AND oid=?2");
   st.bind(1, repo.rowid).bind(2, oid);
   if (st.step()) {
-    return CommitRecord{st.text(0), st.text(1), st.text(2), st.text(3), st.text(4), st.integer(5)};
+    return CommitRecord{st.text(0), st.text(1), st.text(2), st.text(3), st.text(4), st.integer(5), st.text(6)};
   }
   if (st.error()) return *st.error();
   return Error(ErrorCode::RevisionNotFound, "Invalid rev id: " + std::string(oid));

@@ -90,7 +90,7 @@ Status check_no_file_folder_clash(const std::map<std::string, FileEntry>& files)
 
 Expected<CommitRecord> insert_commit(db::Connection& conn, std::int64_t repo_rowid,
                                      const std::vector<FileEntry>& files, std::string_view parent,
-                                     std::string_view summary, std::string_view description) {
+                                     std::string_view summary, std::string_view description, std::string_view author) {
   auto dirs = directory_oids(files);
   CommitRecord rec;
   rec.tree_oid = dirs[""];
@@ -98,6 +98,7 @@ Expected<CommitRecord> insert_commit(db::Connection& conn, std::int64_t repo_row
   rec.summary = summary;
   rec.description = description;
   rec.created_at = now_seconds();
+  rec.author = author;
   rec.oid = commit_oid(rec.tree_oid, parent, summary, description, rec.created_at);
 
   db::Statement tree(conn.get(), "INSERT OR IGNORE INTO trees(oid) VALUES(?1)");
@@ -114,10 +115,10 @@ Expected<CommitRecord> insert_commit(db::Connection& conn, std::int64_t repo_row
     }
   }
   db::Statement ins(conn.get(),
-                    "INSERT OR IGNORE INTO commits(repo_id, oid, tree_oid, parent, summary, description, created_at) "
-                    "VALUES(?1,?2,?3,?4,?5,?6,?7)");
+                    "INSERT OR IGNORE INTO commits(repo_id, oid, tree_oid, parent, summary, description, created_at, "
+                    "author) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)");
   ins.bind(1, repo_rowid).bind(2, rec.oid).bind(3, rec.tree_oid).bind(4, parent).bind(5, summary);
-  ins.bind(6, description).bind(7, rec.created_at);
+  ins.bind(6, description).bind(7, rec.created_at).bind(8, author);
   KHUB_CHECK(ins.run());
   return rec;
 }
@@ -194,7 +195,7 @@ Expected<CommitResult> RepoStore::commit(const RepoRecord& repo, std::string_vie
   list.reserve(files.size());
   for (auto& [_, f] : files) list.push_back(std::move(f));
 
-  KHUB_TRY(auto rec, insert_commit(*conn, repo.rowid, list, head, request.summary, request.description));
+  KHUB_TRY(auto rec, insert_commit(*conn, repo.rowid, list, head, request.summary, request.description, request.author));
   KHUB_CHECK(put_ref(*conn, repo.rowid, kind, name, rec.oid));
   impl_->hook("in-transaction");
   KHUB_CHECK(tx.commit());

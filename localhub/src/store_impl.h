@@ -26,7 +26,8 @@ struct RepoStore::Impl {
 /// transaction.
 [[nodiscard]] Expected<CommitRecord> insert_commit(db::Connection& conn, std::int64_t repo_rowid,
                                                    const std::vector<FileEntry>& files, std::string_view parent,
-                                                   std::string_view summary, std::string_view description);
+                                                   std::string_view summary, std::string_view description,
+                                                   std::string_view author);
 
 /// Sets (insert or replace) a ref. Call inside a transaction.
 [[nodiscard]] Status put_ref(db::Connection& conn, std::int64_t repo_rowid, RefKind kind, std::string_view name,

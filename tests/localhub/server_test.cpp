@@ -269,6 +269,16 @@ TEST_F(AuthTest, TokensRightsAndPrivateRepos) {
   EXPECT_EQ(client_->Get("/api/organizations/bob/overview")->status, 404);  // a user, not an org
 }
 
+// The history names who committed: the token's user, as the Hub names the account.
+TEST_F(AuthTest, CommitsNameTheTokensUser) {
+  ASSERT_EQ(create_repo("model", "acme", "who", "hf_write")->status, 200);
+  ASSERT_EQ(commit_files("models/acme/who", "main", {{"a.txt", "a"}}, "hf_write")->status, 200);
+  auto commits = json::parse(client_->Get("/api/models/acme/who/commits/main", auth("hf_read"))->body);
+  ASSERT_EQ(commits.size(), 2u);
+  EXPECT_EQ(commits[0]["authors"], json::parse(R"([{"user": "alice"}])"));
+  EXPECT_EQ(commits[1]["authors"], json::parse(R"([{"user": "khub"}])"));  // the repo's first commit
+}
+
 TEST_F(AuthTest, GatedReposNeedATokenToDownload) {
   ASSERT_EQ(create_repo("model", "acme", "g", "hf_write")->status, 200);
   ASSERT_EQ(commit_files("models/acme/g", "main", {{"w.txt", "w"}}, "hf_write")->status, 200);

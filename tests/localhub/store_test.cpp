@@ -7,9 +7,17 @@
 #include <random>
 
 #include "khub/base/hash.h"
+#include "sqlite_db.h"
 
 namespace khub::localhub {
 namespace {
+
+struct TempStore {
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               ("khub-store-old-" + std::to_string(getpid()) + "-" + std::to_string(std::random_device{}()));
+  TempStore() { std::filesystem::create_directories(path); }
+  ~TempStore() { std::filesystem::remove_all(path); }
+};
 
 class StoreTest : public ::testing::Test {
  protected:
@@ -138,6 +146,39 @@ TEST_F(StoreTest, RefsBranchesTagsAndPullRequests) {
   EXPECT_EQ(store_->delete_ref(repo_, RefKind::Branch, "main").error().code, ErrorCode::InvalidArgument);
   EXPECT_TRUE(store_->delete_ref(repo_, RefKind::Branch, "v1"));
   EXPECT_EQ(store_->delete_ref(repo_, RefKind::Branch, "v1").error().code, ErrorCode::RevisionNotFound);
+}
+
+// A store made before commits had an author opens: the column is added, old commits read as khub.
+TEST(StoreMigration, AddsTheAuthorColumnToAnOlderStore) {
+  TempStore dir;
+  {
+    auto pool = db::Pool::open(dir.path / "hub.sqlite3");
+    ASSERT_TRUE(pool);
+    auto conn = (*pool)->acquire();
+    ASSERT_TRUE(conn);
+    ASSERT_TRUE((*conn)->exec(
+        "CREATE TABLE repos(id INTEGER PRIMARY KEY, type TEXT NOT NULL, ns TEXT NOT NULL, name TEXT NOT NULL, "
+        "private INTEGER NOT NULL, created_at INTEGER NOT NULL, next_pr INTEGER NOT NULL DEFAULT 1, "
+        "gated TEXT NOT NULL DEFAULT '', UNIQUE(type, ns, name));"
+        "CREATE TABLE commits(repo_id INTEGER NOT NULL REFERENCES repos(id) ON DELETE CASCADE, oid TEXT NOT NULL, "
+        "tree_oid TEXT NOT NULL, parent TEXT NOT NULL, summary TEXT NOT NULL, description TEXT NOT NULL, "
+        "created_at INTEGER NOT NULL, PRIMARY KEY(repo_id, oid));"));
+  }
+  auto store = RepoStore::open(dir.path);
+  ASSERT_TRUE(store) << store.error().message;
+  auto repo = (*store)->create_repo({RepoType::Model, "acme", "old"}, false);
+  ASSERT_TRUE(repo) << repo.error().message;
+  auto blob = (*store)->blobs().put("x");
+  ASSERT_TRUE(blob);
+  CommitRequest req{"add", "", "", {CommitOp{OpKind::AddFile, "x.txt", blob->sha256, blob->size, false}}};
+  req.author = "alice";
+  auto c = (*store)->commit(*repo, "main", req);
+  ASSERT_TRUE(c) << c.error().message;
+  auto history = (*store)->history(*repo, c->oid);
+  ASSERT_TRUE(history);
+  ASSERT_EQ(history->size(), 2u);
+  EXPECT_EQ((*history)[0].author, "alice");
+  EXPECT_EQ((*history)[1].author, "khub");
 }
 
 TEST_F(StoreTest, BlobWriterChecksHashAndSizeAndSurvivesReopen) {

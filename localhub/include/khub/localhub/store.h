@@ -56,6 +56,7 @@ struct CommitRecord {
   std::string summary;
   std::string description;
   std::int64_t created_at = 0;
+  std::string author = "khub";  // the token's user (the git object's author stays khub, so ids are stable)
 };
 
 enum class RefKind { Branch, Tag, PullRequest };
@@ -84,6 +85,7 @@ struct CommitRequest {
   std::string parent_commit;  // optional: fail with Conflict (412) when the branch moved
   std::vector<CommitOp> ops;
   bool create_pr = false;
+  std::string author = "khub";  // who commits (the token's user), for the history
 };
 
 struct CommitResult {
