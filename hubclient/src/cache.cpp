@@ -39,11 +39,17 @@ std::optional<std::string> read_ref(const CacheLayout& cache, const RepoRef& rep
   auto not_space = [](unsigned char c) { return !std::isspace(c); };
   s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
   s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
-  if (s.empty()) return std::nullopt;
+  if (!is_commit_hash(s)) return std::nullopt;  // it becomes a folder name: nothing but a commit hash
   return s;
 }
 
 Status write_ref(const CacheLayout& cache, const RepoRef& repo, std::string_view revision, std::string_view commit) {
+  if (!is_commit_hash(commit))
+    return Error(ErrorCode::Protocol, "refusing to record '" + std::string(commit) + "' as the commit of " +
+                                          std::string(revision) + ": not a commit hash");
+  if (!is_safe_repo_path(revision))  // refs/<revision> is a file under the repo's folder
+    return Error(ErrorCode::InvalidArgument, "revision '" + std::string(revision) + "' cannot name a file in the cache",
+                 "use a branch, tag or commit name without '..', '.' or empty parts");
   if (revision == commit) return {};
   if (auto current = read_ref(cache, repo, revision); current && *current == commit) return {};
   return write_file_atomic(cache.ref_file(repo, revision), commit);

@@ -89,8 +89,11 @@ Expected<fs::path> fetch_file(HubClient& client, const RepoRef& repo, std::strin
     return Error(ErrorCode::EntryNotFound, std::string(path) + " not found in " + repo.id + " at " +
                                                std::string(revision), "check the file name and the revision");
   }
-  if (!is_safe_repo_path(meta.etag) || meta.etag.find('/') != std::string::npos)
-    return Error(ErrorCode::Protocol, "HEAD " + std::string(path) + ": unusable etag '" + meta.etag + "'");
+  // The etag names the blob and is the hash the bytes are checked against while they stream: a git
+  // sha1 (regular files) or a sha256 (LFS). Anything else could not be verified, so it is refused.
+  if (!is_commit_hash(meta.etag))
+    return Error(ErrorCode::Protocol, "HEAD " + std::string(path) + ": etag '" + meta.etag +
+                                          "' is neither a git sha1 nor a sha256, so the file cannot be verified");
   if (expected && (expected->etag() != meta.etag || expected->size != meta.size))
     return Error(ErrorCode::Integrity, std::string(path) + ": the tree listing and the file's HEAD disagree")
         .note("tree: " + expected->etag() + ", " + std::to_string(expected->size) + " bytes")

@@ -27,7 +27,11 @@ HubClient::Impl::Impl(ClientOptions o) : options(std::move(o)) {
 
 bool HubClient::Impl::is_hub_host(const std::string& url) const {
   std::string origin = detail::url_origin(url);
-  if (origin.empty() || origin == endpoint_origin) return true;
+  if (origin.empty()) return false;  // not an absolute URL: no token
+  if (origin == endpoint_origin) return true;
+  // Extra hub hosts only over the endpoint's own scheme: an https hub's token never goes out over http.
+  const auto scheme = [](const std::string& o) { return o.substr(0, o.find("://")); };
+  if (scheme(origin) != scheme(endpoint_origin)) return false;
   for (const auto& host : options.extra_hub_hosts)
     if (origin.size() > host.size() && origin.compare(origin.size() - host.size(), host.size(), host) == 0 &&
         origin[origin.size() - host.size() - 1] == '/')
@@ -196,6 +200,8 @@ Expected<RepoRefs> HubClient::list_refs(const RepoRef& repo) {
       if (!r.is_object() || !r.contains("name") || !r["name"].is_string() || !r.contains("targetCommit") ||
           !r["targetCommit"].is_string())
         return shape_error(url, std::string("a ref in `") + key + "` lacks name/targetCommit");
+      if (!is_commit_hash(r["targetCommit"].get<std::string>()))  // it names a cache folder: hex only
+        return shape_error(url, std::string("a ref in `") + key + "` has a targetCommit that is not a commit hash");
       list->push_back(GitRef{r["name"].get<std::string>(),
                              r.contains("ref") && r["ref"].is_string() ? r["ref"].get<std::string>() : "",
                              r["targetCommit"].get<std::string>()});

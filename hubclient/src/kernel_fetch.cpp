@@ -178,6 +178,11 @@ Expected<FetchedKernel> fetch_kernel(HubClient& client, const variants::HostInfo
   }
   k.repo = memo.repo;
   k.commit = memo.commit;
+  if (memo.repo.id != request.repo_id) {  // kernel-status.toml redirected: its publisher must be trusted too
+    KernelRequest destination = request;
+    destination.repo_id = memo.repo.id;
+    KHUB_CHECK(check_trust(client, destination, k.warnings));
+  }
   k.warnings.insert(k.warnings.end(), memo.warnings.begin(), memo.warnings.end());
   if (!online && memo.variants.empty())
     return Error(ErrorCode::OfflineMiss,

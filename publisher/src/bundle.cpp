@@ -62,13 +62,6 @@ bool is_safe_relative(const std::string& name) {
   return true;
 }
 
-bool stays_inside(const fs::path& dest, const fs::path& entry_dir, const std::string& target) {
-  if (target.empty() || target.front() == '/') return false;
-  fs::path resolved = (entry_dir / target).lexically_normal();
-  auto rel = resolved.lexically_relative(dest.lexically_normal());
-  return !rel.empty() && *rel.begin() != "..";
-}
-
 // build/<variant>/<file>: belongs to one variant.
 bool is_variant_file(const std::string& name) {
   if (!name.starts_with("build/")) return false;
@@ -148,27 +141,16 @@ Status extract_bundle(const fs::path& archive_path, const fs::path& dest, const 
     if (!is_safe_relative(name)) return refuse("absolute path or `..` component");
     const fs::path target = dest / name;
     const auto type = archive_entry_filetype(entry);
-    if (const char* link = archive_entry_hardlink(entry)) {
-      if (!is_safe_relative(link)) return refuse("hard link leaves the bundle");
-      fs::create_directories(target.parent_path(), ec);
-      fs::create_hard_link(dest / link, target, ec);
-      if (ec) return Error(ErrorCode::Io, where + ": cannot link " + name + ": " + ec.message());
-      continue;
-    }
+    // No links at all: `khub pack` writes none, and a chain of links that each look inside the bundle
+    // (l1 -> ., l1/l2 -> .., l2/l3 -> ..) can still lead a later entry out of it.
+    if (archive_entry_hardlink(entry)) return refuse("hard link (a bundle holds regular files and folders only)");
     if (type == AE_IFDIR) {
       fs::create_directories(target, ec);
       if (ec) return Error(ErrorCode::Io, "cannot create " + target.string() + ": " + ec.message());
       continue;
     }
-    if (type == AE_IFLNK) {
-      const char* link = archive_entry_symlink(entry);
-      if (!link || !stays_inside(dest, target.parent_path(), link)) return refuse("symbolic link leaves the bundle");
-      fs::create_directories(target.parent_path(), ec);
-      fs::create_symlink(link, target, ec);
-      if (ec) return Error(ErrorCode::Io, where + ": cannot link " + name + ": " + ec.message());
-      continue;
-    }
-    if (type != AE_IFREG) return refuse("not a regular file, directory or link");
+    if (type == AE_IFLNK) return refuse("symbolic link (a bundle holds regular files and folders only)");
+    if (type != AE_IFREG) return refuse("not a regular file or directory");
     const auto size = static_cast<std::uint64_t>(archive_entry_size(entry));
     if (size > limits.max_entry_bytes) return refuse("larger than " + std::to_string(limits.max_entry_bytes) + " bytes");
     total += size;

@@ -56,6 +56,22 @@ TEST_F(DownloadTest, RegularFileViaBranchWritesHfLayout) {
   EXPECT_TRUE(hub_.requests().empty());
 }
 
+// The etag is the hash the bytes are checked against: one that is no sha1 / sha256 would let a file
+// in unchecked, so it is refused and nothing is cached (found by a security review).
+TEST_F(DownloadTest, AnEtagThatIsNoHashIsRefused) {
+  test::Faults f;
+  f.etag = "cafe";
+  hub_.set_faults(f);
+  HubClient c(options());
+  auto p = fetch_file(c, repo_, commit_, kInit);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().code, ErrorCode::Protocol);
+  EXPECT_NE(p.error().message.find("etag 'cafe' is neither a git sha1 nor a sha256"), std::string::npos)
+      << p.error().message;
+  EXPECT_FALSE(fs::exists(CacheLayout(dir_.path()).blob(repo_, "cafe")));
+  EXPECT_FALSE(fs::exists(CacheLayout(dir_.path()).snapshot_file(repo_, commit_, kInit)));
+}
+
 TEST_F(DownloadTest, CopiesWhenSymlinksAreDisabled) {
   auto o = options();
   o.disable_symlinks = true;

@@ -42,6 +42,7 @@ struct Repo {
   std::vector<std::string> branch_order;
   std::map<std::string, std::map<std::string, StoredFile>> commits;
   bool gated = false;
+  std::map<std::string, std::string> ref_targets;  // branch → what the refs listing claims instead
 };
 }  // namespace
 
@@ -186,7 +187,8 @@ void FixtureHub::State::routes() {
     if (!repo) return;
     json branches = json::array();
     for (const auto& name : repo->branch_order)
-      branches.push_back({{"name", name}, {"ref", "refs/heads/" + name}, {"targetCommit", repo->branches[name]}});
+      branches.push_back({{"name", name}, {"ref", "refs/heads/" + name},
+                          {"targetCommit", repo->ref_targets.count(name) ? repo->ref_targets[name] : repo->branches[name]}});
     s.api_json(req, res, json{{"branches", branches}, {"tags", json::array()}, {"converts", json::array()}});
   });
 
@@ -296,7 +298,7 @@ void FixtureHub::State::routes() {
       res.set_content("Temporary Redirect", "text/plain");
       return;
     }
-    res.set_header("ETag", "\"" + f.etag() + "\"");
+    res.set_header("ETag", "\"" + (!s.faults.etag.empty() && s.matches(req) ? s.faults.etag : f.etag()) + "\"");
     s.serve_bytes(req, res, f.content);
   });
 
@@ -369,6 +371,10 @@ void FixtureHub::set_trusted(const std::string& org, bool trusted) {
 void FixtureHub::set_gated(const std::string& id, bool gated) {
   std::lock_guard<std::mutex> g(state_->mutex);
   state_->repos[id].gated = gated;
+}
+void FixtureHub::set_ref_target(const std::string& id, const std::string& branch, const std::string& target) {
+  std::lock_guard<std::mutex> g(state_->mutex);
+  state_->repos[id].ref_targets[branch] = target;
 }
 void FixtureHub::require_token(const std::string& token) {
   std::lock_guard<std::mutex> g(state_->mutex);

@@ -30,6 +30,7 @@ struct Faults {
   bool garbage_json = false;  // API answers are not JSON
   bool escape_path = false;   // tree listings contain "../escape"
   int page_size = 0;          // > 0: tree listings paginate with Link headers
+  std::string etag;           // non-empty: regular files' HEAD/GET answer this ETag
 };
 
 struct RequestRecord {
@@ -57,6 +58,8 @@ class FixtureHub {
                      const std::string& type = "kernel");
   void set_trusted(const std::string& org, bool trusted);
   void set_gated(const std::string& id, bool gated);
+  /// Makes the refs listing claim `target` as the commit of `branch` (a hostile server).
+  void set_ref_target(const std::string& id, const std::string& branch, const std::string& target);
   /// Requests for any repo then need `Authorization: Bearer <token>` (401 otherwise).
   void require_token(const std::string& token);
 

@@ -213,6 +213,36 @@ TEST_F(FetchTest, ModelTypeFallbackAndRedirectErrors) {
   EXPECT_EQ(bad.error().message, "kernel-status.toml must contain a 'kind' field");
 }
 
+// A trusted repo's kernel-status.toml may point elsewhere; the destination's publisher must be
+// trusted as well, or trust_remote_code given (found by a security review).
+TEST_F(FetchTest, RedirectToAnUntrustedPublisherIsRefused) {
+  hub_.commit("evil/relu", "main", test::sample_variant_files(kVariant, kId));
+  hub_.set_trusted("evil", false);
+  hub_.commit("org/moved", "v1",
+              {{"kernel-status.toml", {"kind = \"redirect\"\ndestination = \"evil/relu\"\nrevision = \"main\"\n", false}}});
+  auto refused = fetch(request("org/moved", 1));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::Untrusted);
+  EXPECT_NE(refused.error().message.find("'evil/relu' is not from a trusted publisher"), std::string::npos)
+      << refused.error().message;
+  auto trusting = request("org/moved", 1);
+  trusting.trust_remote_code = true;
+  auto k = fetch(trusting);
+  ASSERT_TRUE(k) << k.error().describe();
+  EXPECT_EQ(k->repo.id, "evil/relu");
+}
+
+// A server that names a commit with a path instead of a hash writes nothing outside the cache.
+TEST_F(FetchTest, ANonHexCommitFromTheServerIsRefused) {
+  test::TempDir outside;
+  const std::string escape = "../../../../../../../../../../.." + (outside.path() / "pwned").string();
+  hub_.set_ref_target("org/relu", "v1", escape);
+  auto k = fetch(request("org/relu", 1));
+  ASSERT_FALSE(k);
+  EXPECT_EQ(k.error().code, ErrorCode::Protocol);
+  EXPECT_FALSE(fs::exists(outside.path() / "pwned"));
+}
+
 TEST_F(FetchTest, EscapingListingWritesNothing) {
   test::Faults f;
   f.escape_path = true;
