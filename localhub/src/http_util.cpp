@@ -64,6 +64,14 @@ bool Hub::can_download_gated(const Identity& who, const RepoRecord& repo) const 
   return repo.gated == "auto" || namespace_allowed(*who.grant, repo.key.ns);
 }
 
+bool Hub::signed_by_us(std::string_view signature, std::string_view payload) const {
+  const std::string expected = sign(payload);
+  if (signature.size() != expected.size() || signature.empty()) return false;
+  unsigned char diff = 0;
+  for (std::size_t i = 0; i < expected.size(); ++i) diff |= static_cast<unsigned char>(signature[i] ^ expected[i]);
+  return diff == 0;
+}
+
 std::string Hub::sign(std::string_view payload) const {
   // HMAC (RFC 2104) over SHA-256.
   std::string key = secret;

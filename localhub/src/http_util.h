@@ -37,6 +37,8 @@ struct Hub {
   [[nodiscard]] bool can_download_gated(const Identity& who, const RepoRecord& repo) const;
   /// HMAC-SHA256 of `payload` with the server secret, hex.
   [[nodiscard]] std::string sign(std::string_view payload) const;
+  /// Whether `signature` is sign(payload), compared in constant time (no timing oracle on URLs).
+  [[nodiscard]] bool signed_by_us(std::string_view signature, std::string_view payload) const;
 };
 
 /// A parsed request path: decoded segments plus the query.

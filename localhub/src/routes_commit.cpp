@@ -69,6 +69,7 @@ struct CommitParser {
       if (!v["oldPath"].is_string()) return bad("oldPath must be a string");
       CommitOp op{OpKind::RenameFile, path};
       op.from = v["oldPath"].get<std::string>();
+      if (auto why = check_repo_path(op.from); !why.empty()) return bad("invalid oldPath '" + op.from + "': " + why);
       request.ops.push_back(std::move(op));
       return {};
     }

@@ -143,7 +143,7 @@ void get_lfs_blob(Hub& hub, const Req& req, Res& res, std::string_view sha256) {
   auto commit = req.get_param_value("commit");
   auto exp = req.get_param_value("exp");
   auto sig = req.get_param_value("sig");
-  if (sig.empty() || sig != hub.sign("blob:" + std::string(sha256) + ":" + commit + ":" + exp) ||
+  if (!hub.signed_by_us(sig, "blob:" + std::string(sha256) + ":" + commit + ":" + exp) ||
       std::strtoll(exp.c_str(), nullptr, 10) < now_seconds()) {
     return send_error(res, 403, "Forbidden", "blob URL signature is invalid or expired");
   }

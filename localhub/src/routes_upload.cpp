@@ -192,8 +192,8 @@ void post_lfs_batch(Hub& hub, const Req& req, Res& res, const Reader& reader, co
 namespace {
 bool signature_ok(Hub& hub, const Req& req, const std::string& payload_without_exp) {
   auto exp = req.get_param_value("exp");
-  return !req.get_param_value("sig").empty() && std::strtoll(exp.c_str(), nullptr, 10) >= now_seconds() &&
-         req.get_param_value("sig") == hub.sign(payload_without_exp + ":" + exp);
+  return std::strtoll(exp.c_str(), nullptr, 10) >= now_seconds() &&
+         hub.signed_by_us(req.get_param_value("sig"), payload_without_exp + ":" + exp);
 }
 
 // An upload URL's repo (signed with it) may now commit the object.

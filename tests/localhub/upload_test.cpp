@@ -107,6 +107,9 @@ TEST_F(UploadTest, BasicAndMultipartLfsThenCommit) {
   auto ren = commit({header(), json{{"key", "file"}, {"value", {{"path", "build/v/init.py"}, {"oldPath", "build/v/__init__.py"}}}}});
   ASSERT_EQ(ren->status, 200) << ren->body;
   EXPECT_EQ(client_->Get("/kernels/acme/relu/resolve/main/build/v/init.py")->body, "from ._ops import ops\n");
+  auto escape = commit({header(), json{{"key", "file"}, {"value", {{"path", "x.py"}, {"oldPath", "../../etc/passwd"}}}}});
+  EXPECT_EQ(escape->status, 400);
+  EXPECT_NE(escape->body.find("invalid oldPath"), std::string::npos) << escape->body;
 
   // Deletions.
   auto del = commit({header(), json{{"key", "deletedFolder"}, {"value", {{"path", "build/v/"}}}}});
