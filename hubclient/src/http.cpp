@@ -182,15 +182,23 @@ Expected<HttpResponse> HttpClient::perform(const HttpRequest& request) {
   return std::move(ex.response);
 }
 
+bool has_scheme(std::string_view url) {
+  auto colon = url.find("://");
+  if (colon == std::string_view::npos || colon == 0 || !std::isalpha(static_cast<unsigned char>(url[0]))) return false;
+  return std::all_of(url.begin(), url.begin() + static_cast<std::ptrdiff_t>(colon), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
+  });
+}
+
 std::string url_origin(std::string_view url) {
+  if (!has_scheme(url)) return {};
   auto scheme = url.find("://");
-  if (scheme == std::string_view::npos) return {};
   auto end = url.find_first_of("/?#", scheme + 3);
   return lower(std::string(url.substr(0, end)));
 }
 
 std::string join_url(std::string_view base, std::string_view location) {
-  if (location.find("://") != std::string_view::npos) return std::string(location);
+  if (has_scheme(location)) return std::string(location);
   auto scheme = base.find("://");
   if (location.rfind("//", 0) == 0) return std::string(base.substr(0, scheme + 1)) + std::string(location);
   std::string origin(base.substr(0, base.find('/', scheme + 3)));

@@ -46,7 +46,7 @@ Expected<FileMetadata> HubClient::file_metadata(const RepoRef& repo, std::string
       std::string location = res.header("location");
       if (location.empty()) return Error(ErrorCode::Protocol, "redirect without Location from HEAD " + redact(url));
       std::string next = detail::join_url(url, location);
-      bool relative = location.find("://") == std::string::npos && location.rfind("//", 0) != 0;
+      bool relative = !detail::has_scheme(location) && location.rfind("//", 0) != 0;
       if (relative || impl.is_hub_host(next)) {  // same host: follow, keeping the token
         url = next;
         continue;
