@@ -81,12 +81,7 @@ Expected<std::string> choose_variant(const std::vector<std::string>& names, cons
   Error e(ErrorCode::NoVariant, "Cannot find a build variant for this system in " + where,
           resolution.chosen() ? "only pure-Python (noarch) variants fit this host; they require a Python interpreter"
                               : "build the kernel for this host's torch, C++ ABI and CUDA version");
-  std::string host_line;  // the JSON on one line
-  for (char c : variants::host_to_json(host)) {
-    if (c == '\n') host_line += ' ';
-    else if (c != ' ' || (!host_line.empty() && host_line.back() != ' ')) host_line += c;
-  }
-  e.note("host: " + host_line);
+  e.note("host: " + variants::host_to_json(host, -1));  // -1: one line
   std::string trace = resolution.trace();
   std::size_t start = 0;
   while (start < trace.size()) {

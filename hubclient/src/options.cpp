@@ -88,6 +88,8 @@ std::chrono::milliseconds seconds_from(const char* name, std::chrono::millisecon
 
 }  // namespace
 
+bool offline_from_environment() { return is_truthy(env("HF_HUB_OFFLINE")) || is_truthy(env("TRANSFORMERS_OFFLINE")); }
+
 bool is_truthy(std::string_view value) noexcept {
   std::string v(value);
   std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::toupper(c); });
@@ -127,7 +129,7 @@ Expected<ClientOptions> ClientOptions::from_environment() {
   }
   if (!is_truthy(env("HF_HUB_DISABLE_IMPLICIT_TOKEN"))) o.token = token_from_environment();
   o.cache_dir = cache_root();
-  o.offline = is_truthy(env("HF_HUB_OFFLINE")) || is_truthy(env("TRANSFORMERS_OFFLINE"));
+  o.offline = offline_from_environment();
   o.etag_timeout = seconds_from("HF_HUB_ETAG_TIMEOUT", o.etag_timeout);
   o.download_timeout = seconds_from("HF_HUB_DOWNLOAD_TIMEOUT", o.download_timeout);
   o.disable_symlinks = is_truthy(env("HF_HUB_DISABLE_SYMLINKS"));

@@ -8,15 +8,21 @@
 
 namespace khub::localhub {
 
+namespace {
+bool equal_ignoring_case(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+}  // namespace
+
 Identity Hub::identify(const httplib::Request& req) const {
   Identity who;
   auto auth = req.get_header_value("Authorization");
   if (auth.empty()) return who;
   constexpr std::string_view kBearer = "Bearer ";
   std::string_view token = auth;
-  if (token.size() > kBearer.size() && std::equal(kBearer.begin(), kBearer.end(), token.begin(), [](char a, char b) {
-        return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-      })) {
+  if (token.size() > kBearer.size() && equal_ignoring_case(token.substr(0, kBearer.size()), kBearer)) {
     token.remove_prefix(kBearer.size());
   } else {
     who.bad_token = true;
@@ -37,12 +43,8 @@ namespace {
 // Namespaces are case-insensitive, as repo names are (RepoStore finds acme/x for ACME/x).
 bool namespace_allowed(const TokenGrant& g, std::string_view ns) {
   if (g.namespaces.empty()) return true;
-  auto same = [&](const std::string& granted) {
-    return granted.size() == ns.size() && std::equal(granted.begin(), granted.end(), ns.begin(), [](char a, char b) {
-             return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-           });
-  };
-  return std::any_of(g.namespaces.begin(), g.namespaces.end(), same);
+  return std::any_of(g.namespaces.begin(), g.namespaces.end(),
+                     [&](const std::string& granted) { return equal_ignoring_case(granted, ns); });
 }
 }  // namespace
 

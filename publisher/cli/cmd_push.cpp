@@ -141,7 +141,7 @@ Status check_push_arguments(const PushCmdOptions& opts) {
     return Error(ErrorCode::InvalidArgument, "--branch '" + opts.branch + "' is not a valid branch name",
                  "use letters, digits, '-', '_', '.' and '/', e.g. v1 or release/2026-12");
   if (!opts.output_json.empty()) KHUB_CHECK(check_output_path("--output-json", opts.output_json));
-  if (hub::is_truthy(env("HF_HUB_OFFLINE")) || hub::is_truthy(env("TRANSFORMERS_OFFLINE")))  // even --dry-run asks the Hub
+  if (hub::offline_from_environment())  // even --dry-run asks the Hub
     return Error(ErrorCode::InvalidArgument, "cannot push while HF_HUB_OFFLINE is set", "unset HF_HUB_OFFLINE");
   return {};
 }

@@ -104,7 +104,7 @@ Expected<HostInfo> host_from_json(std::string_view json_text) {
   return host;
 }
 
-std::string host_to_json(const HostInfo& host) {
+std::string host_to_json(const HostInfo& host, int indent) {
   Json obj;
   obj["os"] = host.os;
   obj["cpu"] = host.cpu;
@@ -115,7 +115,7 @@ std::string host_to_json(const HostInfo& host) {
   obj["tvm_ffi"] = version_json(host.tvm_ffi);
   obj["macos"] = version_json(host.macos);
   obj["cuda_capability"] = version_json(host.cuda_capability);
-  return obj.dump(2);
+  return obj.dump(indent);
 }
 
 }  // namespace khub::variants

@@ -66,6 +66,8 @@ struct ClientOptions {
 
 /// True for 1/ON/YES/TRUE in any case.
 [[nodiscard]] bool is_truthy(std::string_view value) noexcept;
+/// HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE is truthy (ClientOptions::offline's source).
+[[nodiscard]] bool offline_from_environment();
 
 /// khub's version string.
 [[nodiscard]] std::string_view khub_version() noexcept;

@@ -45,6 +45,7 @@ struct HostInfo {
 /// Parses the host JSON used by `khub variants --host FILE.json` (keys os, cpu, torch, cxx11_abi,
 /// backend, backend_version, tvm_ffi, macos); and renders it back.
 [[nodiscard]] Expected<HostInfo> host_from_json(std::string_view json_text);
-[[nodiscard]] std::string host_to_json(const HostInfo& host);
+/// `indent` as nlohmann::json::dump: -1 renders it on one line.
+[[nodiscard]] std::string host_to_json(const HostInfo& host, int indent = 2);
 
 }  // namespace khub::variants
