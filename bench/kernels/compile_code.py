@@ -58,8 +58,21 @@ def best_config_launch(best_config, triton_cache):
 
 
 def compiled_kernels(modules):
-    """The Triton kernels (inductor's autotuner objects) the compiled modules call."""
-    return [v for m in modules for v in vars(m).values() if hasattr(v, "launchers") and hasattr(v, "triton_meta")]
+    """The Triton kernels (inductor's autotuner objects) the compiled modules call, one per kernel name.
+    Each kernel's own source is loaded as a module too, holding a second object of the same name
+    (call 132 found two for each persistent reduction), so an object counts only where its module's
+    source runs it (`name.run(`), and objects of one name are counted once."""
+    found = {}
+    for m in modules:
+        path = getattr(m, "__file__", None)
+        src = open(path).read() if path and os.path.exists(path) else None
+        for name, v in vars(m).items():
+            if not (hasattr(v, "launchers") and hasattr(v, "triton_meta")):
+                continue
+            if src is not None and f"{name}.run(" not in src:
+                continue
+            found.setdefault(name, v)
+    return list(found.values())
 
 
 def tuner_launch(tuner, triton_cache):
