@@ -115,6 +115,15 @@ inline Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
     token_stream("token T weight G128 CH2 MinB8 lean", r3::launch_rope_token<128, 2, 8, true, OpS, false, true>);
     token_stream("token T weight G128 CH2 MinB8 (before Lean), 2", r3::launch_rope_token<128, 2, 8, true, OpS>);
     token_stream("token T weight G128 CH2 MinB8 lean, 2", r3::launch_rope_token<128, 2, 8, true, OpS, false, true>);
+    // Session 18 (call 138): Lean at other group sizes, since every thread of a group repeats the
+    // token's offsets and trig rows. 64 x 4 read 28.4-29.9 us (spilling at MinB12), 256 x 1 30.7-30.9,
+    // against 27.3-27.6 for 128 x 2. Lean 128 x 2 at 1280 or 1536 threads/SM spills (40, 136 bytes).
+    token_stream("token T weight G64 CH4 MinB12 lean", r3::launch_rope_token<64, 4, 12, true, OpS, false, true>);
+    token_stream("token T weight G64 CH4 MinB10 lean", r3::launch_rope_token<64, 4, 10, true, OpS, false, true>);
+    token_stream("token T weight G64 CH4 MinB8 lean", r3::launch_rope_token<64, 4, 8, true, OpS, false, true>);
+    token_stream("token T weight G256 CH1 MinB4 lean", r3::launch_rope_token<256, 1, 4, true, OpS, false, true>);
+    token_stream("token T weight G128 CH2 MinB8 lean, 3", r3::launch_rope_token<128, 2, 8, true, OpS, false, true>);
+    token_stream("token T weight G64 CH4 MinB12 lean, 2", r3::launch_rope_token<64, 4, 12, true, OpS, false, true>);
   } else {
     // The shipped kernel takes one group per token (q and k together, trig fetched once).
     auto token = [&](const char* name, auto launch) {
