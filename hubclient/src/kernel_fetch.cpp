@@ -81,23 +81,7 @@ std::string memo_key(const HubClient& client, const KernelRequest& r, RepoType t
 
 Status check_trust(HubClient& client, const KernelRequest& request, std::vector<std::string>& warnings) {
   if (request.trust_remote_code) return {};
-  const std::string& repo = request.repo_id;
-  if (client.options().offline) {
-    warnings.push_back("Skipping publisher trust check for '" + repo + "' because Hugging Face Hub is in offline mode.");
-    return {};
-  }
-  auto trusted = client.is_trusted_publisher(repo.substr(0, repo.find('/')));
-  const std::string hint = "pass trust_remote_code = true (CLI: --trust-remote-code) to load it anyway";
-  if (!trusted)
-    return Error(ErrorCode::Untrusted, "Kernel repository '" + repo +
-                                           "' could not verify publisher trust status. Set trust_remote_code=True to "
-                                           "allow loading kernels from untrusted sources.", hint)
-        .note(trusted.error().message);
-  if (!*trusted)
-    return Error(ErrorCode::Untrusted, "Kernel repository '" + repo +
-                                           "' is not from a trusted publisher. Set trust_remote_code=True to allow "
-                                           "loading kernels from untrusted sources.", hint);
-  return {};
+  return detail::check_publisher_trust(client, request.repo_id, warnings);
 }
 
 // Steps 2–4: commit (version or revision), redirect, variant names.
@@ -130,6 +114,27 @@ Expected<Memo> locate(HubClient& client, const KernelRequest& request, RepoType 
 }
 
 }  // namespace
+
+Status detail::check_publisher_trust(HubClient& client, const std::string& repo_id,
+                                     std::vector<std::string>& warnings) {
+  if (client.options().offline) {
+    warnings.push_back("Skipping publisher trust check for '" + repo_id +
+                       "' because Hugging Face Hub is in offline mode.");
+    return {};
+  }
+  auto trusted = client.is_trusted_publisher(repo_id.substr(0, repo_id.find('/')));
+  const std::string hint = "pass trust_remote_code = true (CLI: --trust-remote-code) to load it anyway";
+  if (!trusted)
+    return Error(ErrorCode::Untrusted, "Kernel repository '" + repo_id +
+                                           "' could not verify publisher trust status. Set trust_remote_code=True to "
+                                           "allow loading kernels from untrusted sources.", hint)
+        .note(trusted.error().message);
+  if (!*trusted)
+    return Error(ErrorCode::Untrusted, "Kernel repository '" + repo_id +
+                                           "' is not from a trusted publisher. Set trust_remote_code=True to allow "
+                                           "loading kernels from untrusted sources.", hint);
+  return {};
+}
 
 Expected<FetchedKernel> fetch_kernel(HubClient& client, const variants::HostInfo& detected,
                                      const KernelRequest& request) {

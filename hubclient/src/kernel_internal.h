@@ -26,6 +26,11 @@ struct StatusRedirect {
 [[nodiscard]] Expected<std::string> resolve_revision(HubClient& client, const RepoRef& repo,
                                                      std::string_view revision);
 
+/// The trusted-publisher rule (hub-protocol §4.4): Untrusted unless `repo_id`'s org is a trusted
+/// kernel publisher; skipped (with upstream's warning) offline.
+[[nodiscard]] Status check_publisher_trust(HubClient& client, const std::string& repo_id,
+                                           std::vector<std::string>& warnings);
+
 /// Chooses the loadable variant among `names` or returns NoVariant with the trace.
 [[nodiscard]] Expected<std::string> choose_variant(const std::vector<std::string>& names,
                                                    const variants::HostInfo& host, const std::string& where,

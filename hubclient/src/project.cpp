@@ -1,5 +1,7 @@
 #include "khub/hub/project.h"
 
+#include <algorithm>
+
 #include <toml++/toml.h>
 
 #include "kernel_internal.h"
@@ -8,6 +10,7 @@
 #include "khub/hub/download.h"
 #include "khub/protocol/digest.h"
 #include "khub/protocol/metadata.h"
+#include "khub/variants/variant.h"
 
 namespace khub::hub {
 namespace fs = std::filesystem;
@@ -85,7 +88,54 @@ Expected<std::vector<VariantCheck>> verify_cached(const CacheLayout& cache, cons
   return out;
 }
 
-Expected<std::vector<protocol::LegacyLock>> lock_project(HubClient& client, const fs::path& pyproject) {
+namespace {
+
+// `kernels lock`'s walk (kernels/locking.py lock_kernel_tree): each dependency once, its commit,
+// then the kernel-depends of every variant's metadata.json, depth first, cycles refused.
+class LockWalk {
+ public:
+  LockWalk(HubClient& client, bool trust_remote_code) : client_(client), trust_(trust_remote_code) {}
+
+  Status visit(const protocol::KernelDependency& dep) {
+    protocol::KernelLock key{dep.repo_id, dep.version, dep.revision, "", std::nullopt};
+    auto same = [&](const protocol::KernelLock& l) {
+      return l.repo_id == key.repo_id && l.version == key.version && l.revision == key.revision;
+    };
+    if (std::any_of(locked_.begin(), locked_.end(), same)) return {};
+    if (std::any_of(path_.begin(), path_.end(), same))
+      return Error(ErrorCode::InvalidMetadata, "Cyclic kernel dependency detected: " + dep.repo_id);
+    path_.push_back(key);
+    KHUB_TRY(RepoRef repo, make_repo(dep.repo_id));
+    if (!trust_) KHUB_CHECK(detail::check_publisher_trust(client_, dep.repo_id, warnings_));
+    // A revision is locked as its commit (kernels writes the revision as given, so a branch name
+    // would not pin anything; docs/cpp-api.md).
+    KHUB_TRY(key.commit, resolve_commit(client_, repo, dep.version ? std::optional<int>(int(*dep.version))
+                                                                    : std::nullopt, dep.revision.value_or("")));
+    KHUB_TRY(auto names, list_variant_names(client_, repo, key.commit));
+    for (const auto& name : names) {
+      if (!variants::parse_variant(name)) continue;  // kernels skips (and warns about) unparsable names
+      KHUB_TRY(auto path, fetch_file(client_, repo, key.commit, "build/" + name + "/metadata.json"));
+      KHUB_TRY(auto metadata, protocol::read_metadata(path));
+      for (const auto& d : metadata.kernel_depends) KHUB_CHECK(visit(d));
+    }
+    path_.pop_back();
+    locked_.push_back(std::move(key));
+    return {};
+  }
+
+  std::vector<protocol::KernelLock> take() { return std::move(locked_); }
+
+ private:
+  HubClient& client_;
+  bool trust_;
+  std::vector<protocol::KernelLock> locked_, path_;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace
+
+Expected<std::vector<protocol::KernelLock>> lock_project(HubClient& client, const fs::path& pyproject,
+                                                         bool trust_remote_code) {
   KHUB_TRY(auto text, read_file(pyproject));
   toml::table table;
   try {
@@ -97,36 +147,16 @@ Expected<std::vector<protocol::LegacyLock>> lock_project(HubClient& client, cons
   if (!deps)
     return Error(ErrorCode::InvalidArgument, pyproject.string() + " has no [tool.kernels.dependencies] table",
                  "add entries like \"kernels-community/relu\" = 1");
-  std::vector<protocol::LegacyLock> locks;
+  if (deps->empty()) return Error(ErrorCode::InvalidArgument, "No kernels found to lock.");
+  LockWalk walk(client, trust_remote_code);
   for (const auto& [key, value] : *deps) {
     auto version = value.value<int64_t>();
     if (!version || *version < 0)
       return Error(ErrorCode::InvalidArgument, pyproject.string() + ": dependency " + std::string(key.str()) +
                                                    " must be an integer major version");
-    KHUB_TRY(RepoRef repo, make_repo(key.str()));
-    // kernel-status.toml at main redirects the whole dependency.
-    auto status = fetch_file(client, repo, "main", "kernel-status.toml");
-    if (status) {
-      KHUB_TRY(auto toml_text, read_file(*status));
-      KHUB_TRY(auto redirect, detail::parse_kernel_status(toml_text));
-      if (redirect) {
-        KHUB_TRY(repo, make_repo(redirect->destination));
-      }
-    } else if (status.error().code != ErrorCode::EntryNotFound && status.error().code != ErrorCode::RepoNotFound &&
-               status.error().code != ErrorCode::RevisionNotFound) {
-      return std::move(status).error();
-    }
-    std::vector<std::string> warnings;
-    KHUB_TRY(auto commit, detail::resolve_version(client, repo, static_cast<int>(*version), warnings));
-    KHUB_TRY(auto tree, client.list_tree(repo, commit, "build", true));
-    std::vector<protocol::TreeFile> files;
-    for (const auto& e : tree)
-      if (!e.directory)
-        files.push_back({e.path, e.oid, e.lfs_oid.empty() ? std::nullopt : std::optional<std::string>(e.lfs_oid)});
-    KHUB_TRY(auto variants, protocol::lock_variants(files));
-    locks.push_back(protocol::LegacyLock{repo.id, commit, std::move(variants)});
+    KHUB_CHECK(walk.visit({std::string(key.str()), static_cast<std::uint64_t>(*version), std::nullopt}));
   }
-  return locks;
+  return walk.take();
 }
 
 }  // namespace khub::hub

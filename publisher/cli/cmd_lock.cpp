@@ -1,6 +1,6 @@
-// khub lock [PROJECT]: pins every [tool.kernels.dependencies] entry of PROJECT/pyproject.toml to the
-// commit of its version branch and the git_lfs_concat hash of each variant, in kernels.lock (the
-// format `kernels lock` writes). Exit 0 ok, 1 failure, 2 usage.
+// khub lock [PROJECT]: pins every [tool.kernels.dependencies] entry of PROJECT/pyproject.toml, and
+// every kernel their variants depend on, to a commit in kernels.lock (the KernelLocks format that
+// `kernels lock` writes and kernels 0.17 reads). Exit 0 ok, 1 failure, 2 usage.
 #include <nlohmann/json.hpp>
 
 #include "hub_cli.h"
@@ -13,6 +13,7 @@ namespace {
 struct LockOptions {
   std::string project = ".";
   std::string output;  // default PROJECT/kernels.lock
+  bool trust_remote_code = false;
   HubFlags hub;
 };
 
@@ -25,17 +26,26 @@ int run_lock(const LockOptions& opts) {
   std::filesystem::path output = opts.output.empty() ? pyproject.parent_path() / "kernels.lock" : std::filesystem::path(opts.output);
   for (const Status& st : {check_input_file("project", pyproject), check_output_path("--output", output)})
     if (!st) return report_error(st.error());
-  auto locks = hub::lock_project(client, pyproject);
+  auto locks = hub::lock_project(client, pyproject, opts.trust_remote_code);
   if (!locks) return report_error(locks.error());
-  if (auto s = write_file_atomic(output, protocol::serialize_legacy_locks(*locks)); !s) return report_error(s.error());
+  auto text = protocol::serialize_kernel_locks(*locks);
+  if (!text) return report_error(text.error());
+  if (auto s = write_file_atomic(output, *text); !s) return report_error(s.error());
+  auto pin = [](const protocol::KernelLock& l) {
+    return l.version ? "v" + std::to_string(*l.version) : *l.revision;
+  };
   if (opts.hub.json) {
     nlohmann::ordered_json out = {{"lockfile", output.string()}, {"kernels", nlohmann::json::array()}};
-    for (const auto& l : *locks)
-      out["kernels"].push_back({{"repo_id", l.repo_id}, {"sha", l.sha}, {"variants", l.variants.size()}});
+    for (const auto& l : *locks) {
+      nlohmann::ordered_json k = {{"repo_id", l.repo_id}};
+      if (l.version) k["version"] = *l.version;
+      else k["revision"] = *l.revision;
+      k["commit"] = l.commit;
+      out["kernels"].push_back(std::move(k));
+    }
     std::cout << out.dump(2) << '\n';
   } else {
-    for (const auto& l : *locks)
-      std::cout << l.repo_id << " " << l.sha << " (" << l.variants.size() << " variants)\n";
+    for (const auto& l : *locks) std::cout << l.repo_id << " " << pin(l) << " " << l.commit << '\n';
     std::cout << output.string() << '\n';
   }
   return kOk;
@@ -46,6 +56,8 @@ void setup_lock(CLI::App& root) {
   auto* cmd = root.add_subcommand("lock", "Write kernels.lock for the kernels a pyproject.toml depends on");
   cmd->add_option("project", opts->project, "Project folder or pyproject.toml (default: .)");
   cmd->add_option("-o,--output", opts->output, "Lock file to write (default: next to pyproject.toml)");
+  cmd->add_flag("--trust-remote-code", opts->trust_remote_code,
+                "Lock kernels whose publisher is not a trusted kernel publisher too");
   add_hub_flags(cmd, opts->hub, false);
   cmd->callback([opts] { set_exit_code(run_lock(*opts)); });
 }

@@ -127,10 +127,8 @@ TEST_F(CliTest, FilesAllLockAndErrors) {
   auto lock = khub_cli(env_, "lock " + cache_.path().string() + " --json");
   ASSERT_EQ(lock.code, 0) << lock.out;
   auto text = khub::test::slurp(cache_.path() / "kernels.lock");
-  auto lj = nlohmann::json::parse(text);
-  EXPECT_EQ(lj[0]["repo_id"], "org/relu");
-  EXPECT_EQ(lj[0]["sha"], commit_);
-  EXPECT_EQ(lj[0]["variants"][kVariant]["hash_type"], "git_lfs_concat");
+  EXPECT_EQ(text, "[\n  {\n    \"dependency\": {\n      \"repo-id\": \"org/relu\",\n      \"version\": 1\n    },\n"
+                  "    \"lock\": {\n      \"commit\": \"" + commit_ + "\"\n    }\n  }\n]");
 
   EXPECT_EQ(khub_cli(env_, "download org/missing --revision main -q").code, 1);
   EXPECT_EQ(khub_cli(env_, "download org/relu --version 9 -q").code, 1);
@@ -138,6 +136,50 @@ TEST_F(CliTest, FilesAllLockAndErrors) {
   EXPECT_EQ(khub_cli(env_, "download org/relu --version 1 --revision main").code, 2);
   EXPECT_EQ(khub_cli(env_, "download").code, 2);
   EXPECT_EQ(khub_cli(env_ + " HF_HUB_OFFLINE=1", "download org/relu --revision v2 -q").code, 1);
+}
+
+// A kernel whose variant depends on `depends` (kernel-depends entries as JSON).
+std::map<std::string, khub::test::FixtureFile> depending_kernel(const std::string& depends) {
+  auto files = khub::test::sample_variant_files(kVariant, "_dep_cuda_abc1234");
+  auto& meta = files["build/" + kVariant + "/metadata.json"].content;
+  meta.replace(meta.find("\"python-depends\":[]"), 19, "\"python-depends\":[],\"kernel-depends\":" + depends);
+  return files;
+}
+
+TEST_F(CliTest, LockFollowsKernelDependsAndTheTrustRule) {
+  const std::string app =
+      hub_.commit("org/app", "v1", depending_kernel(R"([{"repo-id":"org/relu","version":1},)"
+                                                    R"({"repo-id":"org/relu","revision":"v1"}])"));
+  std::ofstream(cache_.path() / "pyproject.toml") << "[tool.kernels.dependencies]\n\"org/app\" = 1\n";
+  auto lock = khub_cli(env_, "lock " + cache_.path().string() + " --json");
+  ASSERT_EQ(lock.code, 0) << lock.out;
+  auto locks = nlohmann::json::parse(khub::test::slurp(cache_.path() / "kernels.lock"));
+  ASSERT_EQ(locks.size(), 3u) << locks.dump();  // sorted: org/app, org/relu by version, org/relu by revision
+  EXPECT_EQ(locks[0]["lock"]["commit"], app);
+  EXPECT_EQ(locks[1]["dependency"], (nlohmann::json{{"repo-id", "org/relu"}, {"version", 1}}));
+  EXPECT_EQ(locks[2]["dependency"], (nlohmann::json{{"repo-id", "org/relu"}, {"revision", "v1"}}));
+  EXPECT_EQ(locks[2]["lock"]["commit"], commit_);  // a revision is locked as its commit
+  EXPECT_EQ(nlohmann::json::parse(lock.out)["kernels"].size(), 3u);
+
+  hub_.commit("org/x", "v1", depending_kernel(R"([{"repo-id":"org/y","version":1}])"));
+  hub_.commit("org/y", "v1", depending_kernel(R"([{"repo-id":"org/x","version":1}])"));
+  khub::test::TempDir cyclic;
+  std::ofstream(cyclic.path() / "pyproject.toml") << "[tool.kernels.dependencies]\n\"org/x\" = 1\n";
+  auto cycle = khub_cli(env_, "lock " + cyclic.path().string() + " --json");
+  EXPECT_EQ(cycle.code, 1);
+  EXPECT_EQ(nlohmann::json::parse(cycle.out)["error"]["message"], "Cyclic kernel dependency detected: org/x");
+  EXPECT_FALSE(fs::exists(cyclic.path() / "kernels.lock"));
+
+  hub_.commit("stray/k", "v1", khub::test::sample_variant_files(kVariant, "_k_cuda_abc1234"));
+  hub_.set_trusted("stray", false);
+  khub::test::TempDir untrusted;
+  std::ofstream(untrusted.path() / "pyproject.toml") << "[tool.kernels.dependencies]\n\"stray/k\" = 1\n";
+  auto refused = khub_cli(env_, "lock " + untrusted.path().string() + " --json");
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_EQ(nlohmann::json::parse(refused.out)["error"]["code"], "Untrusted");
+  EXPECT_FALSE(fs::exists(untrusted.path() / "kernels.lock"));
+  EXPECT_EQ(khub_cli(env_, "lock " + untrusted.path().string() + " --trust-remote-code -q").code, 0);
+  EXPECT_TRUE(fs::exists(untrusted.path() / "kernels.lock"));
 }
 
 }  // namespace

@@ -78,5 +78,12 @@ TEST_F(InteropTest, KernelsGetKernelFromTrustedPublisher) {
   EXPECT_EQ(run_script(c, "interop_kernels.py", {"KHUB_TRUSTED_ORG=kernels-interop"}), 0);
 }
 
+TEST_F(InteropTest, KhubLockWritesWhatKernelsLockWrites) {
+  ServerConfig c;
+  c.trusted_orgs = {"lock-interop"};
+  EXPECT_EQ(run_script(c, "interop_lock.py", {"KHUB_TRUSTED_ORG=lock-interop", std::string("KHUB_CLI=") + KHUB_CLI}),
+            0);
+}
+
 }  // namespace
 }  // namespace khub::localhub

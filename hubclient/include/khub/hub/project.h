@@ -26,10 +26,13 @@ struct VariantCheck {
                                                                 std::string_view commit,
                                                                 const std::vector<std::string>& variants);
 
-/// `kernels lock`: reads [tool.kernels.dependencies] (repo id = major version) from a pyproject.toml,
-/// resolves each version to its commit (following a kernel-status.toml redirect at main) and hashes
-/// its build/torch* variants from the tree listing (git_lfs_concat). Entries in file order.
-[[nodiscard]] Expected<std::vector<protocol::LegacyLock>> lock_project(HubClient& client,
-                                                                       const std::filesystem::path& pyproject);
+/// `kernels lock`: reads [tool.kernels.dependencies] (repo id = major version) from a pyproject.toml
+/// and locks each dependency and, through the kernel-depends of every variant's metadata.json,
+/// each kernel it depends on: its commit, in kernels-data's KernelLocks form (what kernels 0.17
+/// reads). Each repo's publisher must be trusted unless `trust_remote_code`; a dependency cycle is
+/// InvalidMetadata. No kernel-status.toml redirect, as kernels does (loading follows it).
+[[nodiscard]] Expected<std::vector<protocol::KernelLock>> lock_project(HubClient& client,
+                                                                       const std::filesystem::path& pyproject,
+                                                                       bool trust_remote_code = false);
 
 }  // namespace khub::hub
