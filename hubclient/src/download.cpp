@@ -1,9 +1,12 @@
 #include "khub/hub/download.h"
 
+#include <fstream>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <fstream>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -49,10 +52,23 @@ Expected<fs::path> from_cache(const CacheLayout& cache, const RepoRef& repo, std
   return offline_miss(repo, revision, path);
 }
 
+// The process umask, read without changing it: umask(2) can only be read by setting it, and
+// fetch_files runs several threads, so setting it (even briefly) let another thread create a blob
+// or folder world-writable. /proc/self/status has it since Linux 4.7; older kernels set it once.
+mode_t process_umask() {
+  static const mode_t mask = [] {
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("Umask:", 0) == 0) return static_cast<mode_t>(std::stoul(line.substr(6), nullptr, 8));
+    const mode_t m = ::umask(0022);
+    ::umask(m);
+    return m;
+  }();
+  return mask;
+}
+
 Status chmod_like_umask(const fs::path& p) {
-  mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::chmod(p.c_str(), 0666 & ~mask);
+  ::chmod(p.c_str(), 0666 & ~process_umask());
   return {};
 }
 
@@ -147,6 +163,7 @@ Status fetch_files(HubClient& client, const RepoRef& repo, std::string_view comm
       }
     }
   };
+  (void)process_umask();  // read before any worker starts (its fallback sets the umask briefly)
   std::size_t n = std::min<std::size_t>(todo.size(), static_cast<std::size_t>(
                                                          std::max(1, client.options().max_parallel_downloads)));
   if (n <= 1) {

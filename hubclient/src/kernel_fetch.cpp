@@ -8,6 +8,7 @@
 #include "kernel_internal.h"
 #include "khub/base/fs.h"
 #include "khub/hub/download.h"
+#include "khub/protocol/digest.h"
 #include "khub/protocol/metadata.h"
 
 namespace khub::hub {
@@ -44,7 +45,7 @@ Expected<std::vector<TreeEntry>> list_variant_files(HubClient& client, const Rep
     if (e.path.rfind(prefix, 0) != 0)
       return Error(ErrorCode::Protocol, "tree listing of " + prefix + " in " + repo.id + " names '" + e.path +
                                             "', outside the variant", "the server is not trustworthy; nothing was written");
-    if (e.directory || e.path.ends_with(".pyc") || e.path.find("__pycache__/") != std::string::npos) continue;
+    if (e.directory || protocol::is_bytecode_cache(std::string_view(e.path).substr(prefix.size()))) continue;
     files.push_back(std::move(e));
   }
   return files;

@@ -88,7 +88,11 @@ std::chrono::milliseconds seconds_from(const char* name, std::chrono::millisecon
 
 }  // namespace
 
-bool offline_from_environment() { return is_truthy(env("HF_HUB_OFFLINE")) || is_truthy(env("TRANSFORMERS_OFFLINE")); }
+// huggingface_hub: _is_true(HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE), so a set HF_HUB_OFFLINE decides.
+bool offline_from_environment() {
+  const auto hub = env("HF_HUB_OFFLINE");
+  return is_truthy(!hub.empty() ? hub : env("TRANSFORMERS_OFFLINE"));
+}
 
 bool is_truthy(std::string_view value) noexcept {
   std::string v(value);

@@ -106,7 +106,7 @@ Expected<LocalFiles> collect_local_files(const BuildTree& tree) {
       if (it->is_symlink() && !fs::exists(it->path())) {
         return Error(ErrorCode::Io, "dangling symlink: " + it->path().string());
       }
-      if (!it->is_regular_file() || rel.ends_with(".pyc")) continue;
+      if (!it->is_regular_file() || protocol::is_bytecode_cache(rel)) continue;  // as the digest leaves them out
       KHUB_TRY(auto f, hash_local_file(it->path(), "build/" + v.name + "/" + rel));
       out.build.push_back(std::move(f));
     }

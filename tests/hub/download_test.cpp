@@ -1,10 +1,12 @@
 // fetch_file / fetch_files against a real loopback server: cache layout, redirects and dropped
 // auth, resume, ignored ranges, corruption, offline, cache fallback, concurrent processes.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 
 #include "fixture_hub.h"
 #include "khub/base/hash.h"
@@ -226,6 +228,39 @@ TEST_F(DownloadTest, ParallelFilesAndUnwritableCache) {
   auto p = fetch_file(c2, repo_, commit_, kInit);
   ASSERT_FALSE(p);
   EXPECT_EQ(p.error().code, ErrorCode::Io);
+}
+
+TEST_F(DownloadTest, ParallelDownloadsKeepTheUmask) {
+  // Reading the umask used to set it to 0 for a moment, so a parallel worker could create a blob
+  // or a folder world-writable (about one run in two with this many files) and leave it at 0.
+  std::map<std::string, test::FixtureFile> files;
+  for (int i = 0; i < 160; ++i)
+    files["d" + std::to_string(i % 23) + "/e" + std::to_string(i % 7) + "/f" + std::to_string(i)] = {
+        "file " + std::to_string(i), false};
+  const std::string commit = hub_.commit("org/many", "main", files);
+  const RepoRef repo{RepoType::Kernel, "org/many"};
+  const mode_t before = ::umask(022);
+  auto opts = options();
+  opts.max_parallel_downloads = 8;
+  HubClient c(opts);
+  auto tree = c.list_tree(repo, commit, "", true);
+  ASSERT_TRUE(tree);
+  const bool ok = static_cast<bool>(fetch_files(c, repo, commit, *tree));
+  const mode_t after = ::umask(before);
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(after, 022);
+  int entries = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir_.path())) {
+    if (fs::is_symlink(e.symlink_status())) continue;
+    ++entries;
+    const auto perms = e.status().permissions();
+    EXPECT_EQ(perms & fs::perms::others_write, fs::perms::none) << e.path();
+    const bool lock = e.path().string().find("/.locks/") != std::string::npos;  // 0664 by design
+    if (!lock) {
+      EXPECT_EQ(perms & fs::perms::group_write, fs::perms::none) << e.path();
+    }
+  }
+  EXPECT_GT(entries, 160);
 }
 
 TEST_F(DownloadTest, TwoProcessesDownloadTheSameFile) {

@@ -69,6 +69,14 @@ TEST(Options, OfflineAndLocalKernels) {
   EXPECT_FALSE(ClientOptions::from_environment()->offline);
   setenv("HF_HUB_OFFLINE", "yes", 1);
   EXPECT_TRUE(ClientOptions::from_environment()->offline);
+  // As huggingface_hub reads them: TRANSFORMERS_OFFLINE only where HF_HUB_OFFLINE is unset or empty.
+  setenv("TRANSFORMERS_OFFLINE", "1", 1);
+  setenv("HF_HUB_OFFLINE", "0", 1);
+  EXPECT_FALSE(ClientOptions::from_environment()->offline);
+  setenv("HF_HUB_OFFLINE", "", 1);
+  EXPECT_TRUE(ClientOptions::from_environment()->offline);
+  unsetenv("TRANSFORMERS_OFFLINE");
+  setenv("HF_HUB_OFFLINE", "yes", 1);
   setenv("LOCAL_KERNELS", "a/b=/x:c/d=/y", 1);
   auto o = ClientOptions::from_environment();
   ASSERT_EQ(o->local_kernels.size(), 2u);

@@ -102,6 +102,12 @@ TEST(DigestPaths, Exclusions) {
   EXPECT_FALSE(is_digested_path("a/__pycache__/b.py"));
   EXPECT_FALSE(is_digested_path("b.pyc"));
   EXPECT_TRUE(is_digested_path("_ops.py"));
+  // Whole folder names and Rust's extension rule (kernels-data), not suffixes.
+  EXPECT_TRUE(is_digested_path("foo__pycache__/m.py"));
+  EXPECT_TRUE(is_digested_path("data/.pyc"));
+  EXPECT_TRUE(is_digested_path("a.pyc.txt"));
+  EXPECT_FALSE(is_digested_path("__pycache__"));
+  EXPECT_FALSE(is_digested_path("x/y.z.pyc"));
 }
 
 }  // namespace

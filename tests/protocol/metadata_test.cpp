@@ -89,6 +89,11 @@ TEST(Metadata, ProvenanceLegacyShaBecomesCommit) {
             std::string::npos);
   EXPECT_FALSE(parse_metadata(
       R"({"name":"relu","id":"x","version":1,"license":"A","python-depends":[],"backend":{"type":"cuda"},"provenance":{"kernel-builder":{"version":"0.9","commit":"abc","dirty":false}}})"));
+  // kernel-builder's own provenance takes the older `sha` too (kernels-data reads it).
+  auto builder = parse_metadata(
+      R"({"name":"relu","id":"x","version":1,"license":"A","python-depends":[],"backend":{"type":"cuda"},"provenance":{"kernel-builder":{"version":"0.17.0","sha":"ABCDEF0123456789abcdef0123456789abcdef01","dirty":false}}})");
+  ASSERT_TRUE(builder) << builder.error().message;
+  EXPECT_EQ(builder->provenance->kernel_builder.commit, "abcdef0123456789abcdef0123456789abcdef01");
 }
 
 TEST(Metadata, SerializesSerdePretty) {

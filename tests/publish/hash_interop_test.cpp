@@ -22,6 +22,11 @@ TEST_F(HashOracle, KernelsDataAcceptsKhubHash) {
   write(v + "/layers/metadata.json", "nested, hashed");
   write(v + "/data/\xc3\xa9t\xc3\xa9.bin", std::string(70000, '\x7f'));
   write(v + "/metadata.json.sigstore", "{}");
+  // Bytecode caches are left out by folder name and extension, not by a suffix of either.
+  write(v + "/__pycache__/_ops.cpython-312.pyc", "cache");
+  write(v + "/layers/stale.pyc", "cache");
+  write(v + "/foo__pycache__/m.py", "hashed");
+  write(v + "/data/.pyc", "hashed");
   add_variant("torch-cuda", R"({"name":"my-kernel","id":"_my_kernel_cuda_abc1234","version":2,"license":"MIT",)"
                             R"("python-depends":[],"backend":{"type":"cuda"}})");
   const std::string cmd = std::string(KHUB_KHUB_EXE) + " hash " + build().string() + " > /dev/null";
@@ -34,7 +39,7 @@ TEST_F(HashOracle, KernelsDataAcceptsKhubHash) {
       "    m.digest.validate(actual)\n"
       "    print(v.name, str(m.name), m.version, len(m.digest.files), m.digest.files == actual.files)\n");
   ASSERT_EQ(r.status, 0);
-  EXPECT_EQ(r.output, "torch-cuda my-kernel 2 1 True\n" + v + " my-kernel 2 5 True\n");
+  EXPECT_EQ(r.output, "torch-cuda my-kernel 2 1 True\n" + v + " my-kernel 2 7 True\n");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -82,9 +83,14 @@ Expected<FileLock> FileLock::acquire(const fs::path& path, std::chrono::millisec
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
   if (ec) return Error(ErrorCode::Io, "cannot create " + path.parent_path().string() + ": " + ec.message());
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return Error(ErrorCode::Io, "cannot open lock " + path.string() + ": " + std::strerror(errno));
+  // 0664 whatever the umask, as huggingface_hub's lock files, so users sharing a cache through a
+  // group can wait on each other's locks. Another user's lock we may not open only costs the
+  // wait: downloads land by atomic rename, so proceed unlocked (hub-protocol §5.3).
   FileLock lock;
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0664);
+  if (fd < 0 && (errno == EACCES || errno == EPERM || errno == EROFS)) return lock;
+  if (fd < 0) return Error(ErrorCode::Io, "cannot open lock " + path.string() + ": " + std::strerror(errno));
+  (void)::fchmod(fd, 0664);  // fails harmlessly on another user's file
   lock.fd_ = fd;
   auto deadline = std::chrono::steady_clock::now() + timeout;
   auto pause = std::chrono::milliseconds(1);

@@ -11,17 +11,23 @@ std::string algorithm_label(DigestAlgorithm a) { return a == DigestAlgorithm::Sh
 
 }  // namespace
 
-bool is_digested_path(std::string_view rel) noexcept {
-  if (rel == "metadata.json" || rel == "metadata.json.sigstore") return false;
-  if (rel.size() >= 4 && rel.substr(rel.size() - 4) == ".pyc") return false;
+bool is_bytecode_cache(std::string_view rel) noexcept {
   std::size_t start = 0;
+  std::string_view name;
   while (start <= rel.size()) {
     auto end = rel.find('/', start);
     if (end == std::string_view::npos) end = rel.size();
-    if (rel.substr(start, end - start) == "__pycache__") return false;
+    name = rel.substr(start, end - start);
+    if (name == "__pycache__") return true;
     start = end + 1;
   }
-  return true;
+  const auto dot = name.rfind('.');
+  return dot != std::string_view::npos && dot > 0 && name.substr(dot + 1) == "pyc";
+}
+
+bool is_digested_path(std::string_view rel) noexcept {
+  if (rel == "metadata.json" || rel == "metadata.json.sigstore") return false;
+  return !is_bytecode_cache(rel);
 }
 
 Expected<Digest> compute_digest(const fs::path& variant_dir, DigestAlgorithm algorithm, HashReuse reuse) {
@@ -38,7 +44,7 @@ Expected<Digest> compute_digest(const fs::path& variant_dir, DigestAlgorithm alg
     if (ec) return Error(ErrorCode::Io, "cannot read " + variant_dir.string() + ": " + ec.message());
     const auto& entry = *it;
     const std::string rel = entry.path().lexically_relative(variant_dir).generic_string();
-    if (rel.ends_with("__pycache__") && entry.is_directory()) {
+    if (entry.path().filename() == "__pycache__" && entry.is_directory()) {
       it.disable_recursion_pending();
       continue;
     }

@@ -115,12 +115,13 @@ Expected<Provenance> read_provenance(const SerdeReader& r, const Json& v, const 
       [&](std::string_view key, const Json& fv, const std::string& fp) -> Status {
         if (key == "kernel-builder") {
           auto& b = out.kernel_builder;
-          KHUB_CHECK(r.read_struct(fv, fp, "struct BuilderProvenance", {"version", "commit", "dirty"},
+          // `sha`: the older name of `commit`, which kernels-data still reads (serde alias).
+          KHUB_CHECK(r.read_struct(fv, fp, "struct BuilderProvenance", {"version", "commit", "sha", "dirty"},
                                    {"version"}, false,
                                    [&](std::string_view k, const Json& x, const std::string& xp) -> Status {
                                      if (k == "version") {
                                        KHUB_TRY(b.version, r.string(x, xp));
-                                     } else if (k == "commit") {
+                                     } else if (k == "commit" || k == "sha") {
                                        KHUB_TRY(b.commit, commit_hash(r, x, xp));
                                      } else {
                                        KHUB_TRY(b.dirty, r.boolean(x, xp));

@@ -24,8 +24,9 @@ namespace khub {
 /// advisory: callers must stay correct without them (unique temp names + atomic rename).
 class FileLock {
  public:
-  /// Creates the lock file (and its folder) and waits up to `timeout` for the lock. Returns Io when
-  /// the file cannot be created; on timeout returns a FileLock that holds nothing (held() false).
+  /// Creates the lock file (mode 0664, and its folder) and waits up to `timeout` for the lock.
+  /// Returns Io when the file cannot be created; a FileLock that holds nothing (held() false) on
+  /// timeout, where locks are unsupported, or when the file is another user's and not ours to open.
   [[nodiscard]] static Expected<FileLock> acquire(const std::filesystem::path& path,
                                                   std::chrono::milliseconds timeout);
   FileLock() = default;

@@ -22,6 +22,11 @@ namespace khub::protocol {
 /// True when a relative path (with `/`) takes part in the digest.
 [[nodiscard]] bool is_digested_path(std::string_view relative_path) noexcept;
 
+/// Python bytecode cache, which no digest covers: a path with a folder named exactly `__pycache__`
+/// or whose file name has the extension `pyc` as Rust's `Path::extension` reads it (`a.pyc` has,
+/// `.pyc` and `foo__pycache__/` do not; kernels-data `digest.rs`).
+[[nodiscard]] bool is_bytecode_cache(std::string_view relative_path) noexcept;
+
 enum class DigestViolationKind { AlgorithmMismatch, MissingFile, HashMismatch, UnknownFile };
 
 struct DigestViolation {
