@@ -114,6 +114,23 @@ Expected<Memo> locate(HubClient& client, const KernelRequest& request, RepoType 
   return m;
 }
 
+// After a failed variant choice (best effort, as kernels' _latest_compatible_version_suggestion):
+// when the newest version has a build for this host, say so.
+void suggest_newest_version(HubClient& client, const RepoRef& repo, const variants::HostInfo& host, Error& e) {
+  auto versions = list_versions(client, repo);
+  if (!versions || versions->empty()) return;
+  const VersionInfo& newest = versions->back();
+  auto names = list_variant_names(client, repo, newest.commit);
+  if (!names) return;
+  variants::Resolution resolution;
+  auto variant = detail::choose_variant(*names, host, repo.id, resolution);
+  if (!variant) return;
+  const std::string v = "v" + std::to_string(newest.version);
+  e.note("However, version " + v + " of '" + repo.id + "' has a build compatible with your system (" + *variant +
+         "). Consider upgrading to that version by specifying the `version` argument.");
+  e.hint = "version " + v + " has a build for this host: ask for version " + std::to_string(newest.version);
+}
+
 }  // namespace
 
 Status detail::check_publisher_trust(HubClient& client, const std::string& repo_id,
@@ -196,8 +213,18 @@ Expected<FetchedKernel> fetch_kernel(HubClient& client, const variants::HostInfo
                      "). When Hugging Face Hub is in offline mode the kernel must already be present in the local "
                      "cache.",
                  "download it while online first (`khub download " + k.repo.id + "`)");
-  KHUB_TRY(k.variant, detail::choose_variant(memo.variants, host,
-                                             k.repo.id + " (revision: " + k.revision + ")", k.resolution));
+  // As kernels names it: the commit a version resolved to, or the revision as asked.
+  const std::string where = k.repo.id + " (revision: " + (request.version ? k.commit : k.revision) + ")";
+  for (const auto& name : memo.variants)
+    if (!variants::parse_variant(name))
+      k.warnings.push_back("Repository " + where + " contains invalid build variant variant: '" + name + "'");
+  auto chosen = detail::choose_variant(memo.variants, host, where, k.resolution);
+  if (!chosen) {
+    Error e = std::move(chosen).error();
+    if (online && e.code == ErrorCode::NoVariant) suggest_newest_version(client, k.repo, host, e);
+    return e;
+  }
+  k.variant = std::move(chosen).value();
 
   // Step 5: metadata first, to check it before the big download.
   const std::string prefix = "build/" + k.variant + "/";

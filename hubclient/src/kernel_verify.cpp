@@ -30,13 +30,14 @@ std::optional<ArchEntry> parse_arch(std::string_view s) {
   }
   auto dot = s.find('.');
   if (dot == std::string_view::npos || dot == 0 || dot + 1 == s.size()) return std::nullopt;
-  auto digits = [](std::string_view d, int& out) {
-    if (d.empty() || d.size() > 4) return false;
-    out = 0;
+  auto digits = [](std::string_view d, int& out) {  // any length, as Python's int(); huge saturates
+    if (d.empty()) return false;
+    long long v = 0;
     for (char c : d) {
       if (c < '0' || c > '9') return false;
-      out = out * 10 + (c - '0');
+      v = std::min(v * 10 + (c - '0'), 1'000'000'000LL);
     }
+    out = static_cast<int>(v);
     return true;
   };
   if (!digits(s.substr(0, dot), e.major) || !digits(s.substr(dot + 1), e.minor)) return std::nullopt;
@@ -77,7 +78,9 @@ namespace detail {
 Expected<std::string> choose_variant(const std::vector<std::string>& names, const variants::HostInfo& host,
                                      const std::string& where, variants::Resolution& resolution) {
   resolution = variants::resolve_variants(names, host);
-  if (const auto* d = variants::first_loadable(resolution)) return d->name;
+  // The canonical name, as kernels loads `variant.variant_str`: a folder spelt `cu0130` is the
+  // variant cu130 and is looked up as build/…-cu130-…/ (so both clients fetch the same files).
+  if (const auto* d = variants::first_loadable(resolution)) return d->variant.name();
   Error e(ErrorCode::NoVariant, "Cannot find a build variant for this system in " + where,
           resolution.chosen() ? "only pure-Python (noarch) variants fit this host; they require a Python interpreter"
                               : "build the kernel for this host's torch, C++ ABI and CUDA version");
@@ -105,7 +108,8 @@ Status check_device_arch(const FetchedKernel& kernel, const variants::HostInfo& 
                    "' does not support the current device: CUDA capability " + host.cuda_capability->str() +
                    " of the current device is not supported by the architectures of the build: " + list +
                    ". The declared architectures can be incomplete (e.g. when a kernel has a Triton fallback), "
-                   "pass `check_arch=False` to skip this check.",
+                   "pass `check_arch=False` to skip this check. Warning: the kernel may fail or crash the process "
+                   "at run time when it does not support the device.",
                "use a build made for this GPU, or set check_arch = false");
 }
 

@@ -22,6 +22,8 @@ int run_versions(const RepoQueryOptions& opts) {
   for (const auto& v : *versions) {
     auto names = hub::list_variant_names(client, repo, v.commit);
     if (!names) return report_error(names.error());
+    // Folders whose names are no variant are left out, as `kernels versions` leaves them out.
+    std::erase_if(*names, [](const std::string& n) { return !variants::parse_variant(n); });
     auto pick = host_variant(*names, query->host);
     out["versions"].push_back(
         {{"version", v.version}, {"commit", v.commit}, {"variants", *names}, {"host_variant", pick}});

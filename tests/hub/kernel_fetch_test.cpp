@@ -1,6 +1,8 @@
 // fetch_kernel against a loopback Hub with a fixed host: the get_kernel steps and every way they fail.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "fixture_hub.h"
 #include "khub/base/fs.h"
 #include "khub/hub/download.h"
@@ -114,11 +116,12 @@ TEST_F(FetchTest, NoVariantListsEveryCandidate) {
   auto files = test::sample_variant_files("torch29-cxx11-cu126-x86_64-linux", kId);
   auto more = test::sample_variant_files("torch212-cxx11-cu130-aarch64-linux", kId);
   files.insert(more.begin(), more.end());
-  hub_.commit("org/other", "v1", files);
+  const std::string commit = hub_.commit("org/other", "v1", files);
   auto k = fetch(request("org/other", 1));
   ASSERT_FALSE(k);
   EXPECT_EQ(k.error().code, ErrorCode::NoVariant);
-  EXPECT_EQ(k.error().message, "Cannot find a build variant for this system in org/other (revision: v1)");
+  // kernels names the commit a version resolved to.
+  EXPECT_EQ(k.error().message, "Cannot find a build variant for this system in org/other (revision: " + commit + ")");
   std::string notes;
   for (const auto& n : k.error().notes) notes += n + "\n";
   EXPECT_NE(notes.find("torch29-cxx11-cu126-x86_64-linux"), std::string::npos) << notes;
@@ -168,6 +171,8 @@ TEST_F(FetchTest, DeviceArchCheck) {
   EXPECT_EQ(k.error().code, ErrorCode::Unsupported);
   EXPECT_NE(k.error().message.find("CUDA capability 9.0 of the current device is not supported by the architectures "
                                    "of the build: 8.0, 8.6"), std::string::npos);
+  EXPECT_TRUE(k.error().message.ends_with(
+      "Warning: the kernel may fail or crash the process at run time when it does not support the device."));
   auto r = request("org/ampere", 1);
   r.check_arch = false;
   EXPECT_TRUE(fetch(r));
@@ -193,6 +198,49 @@ TEST(DeviceArch, Table) {
   EXPECT_FALSE(admit({"10.0f+PTX"}, 12, 0));
   EXPECT_FALSE(admit({"garbage", "8.0"}, 9, 0));
   EXPECT_TRUE(admit({"garbage"}, 9, 0));
+  // Numbers of any length, as Python's int(): "00009.0" is 9.0, not unreadable.
+  EXPECT_FALSE(admit({"00009.0"}, 8, 0));
+  EXPECT_TRUE(admit({"00009.0"}, 9, 0));
+  EXPECT_FALSE(admit({"12345678901.0"}, 12, 0));
+}
+
+TEST_F(FetchTest, SuggestsTheNewestVersionWhenItFits) {
+  hub_.commit("org/nofit", "v1", test::sample_variant_files("torch212-cxx11-cu130-aarch64-linux", kId));
+  hub_.commit("org/nofit", "v2", test::sample_variant_files(kVariant, kId));
+  auto k = fetch(request("org/nofit", 1));
+  ASSERT_FALSE(k);
+  EXPECT_EQ(k.error().code, ErrorCode::NoVariant);
+  EXPECT_EQ(k.error().notes.back(),
+            "However, version v2 of 'org/nofit' has a build compatible with your system (" + kVariant +
+                "). Consider upgrading to that version by specifying the `version` argument.");
+  EXPECT_EQ(k.error().hint, "version v2 has a build for this host: ask for version 2");
+  // Asking for the newest version that does not fit suggests nothing.
+  hub_.commit("org/nofit", "v3", test::sample_variant_files("torch212-cxx11-cu130-aarch64-linux", kId));
+  auto newest = fetch(request("org/nofit", 3));
+  ASSERT_FALSE(newest);
+  EXPECT_EQ(newest.error().notes.back().find("However"), std::string::npos);
+}
+
+TEST_F(FetchTest, LoadsTheCanonicalFolderAndWarnsAboutInvalidNames) {
+  // kernels loads build/<variant_str>/: `torch2012` is torch 2.12 spelt with a leading zero.
+  auto files = test::sample_variant_files("torch2012-cxx11-cu130-x86_64-linux", kId + "z");
+  auto canonical = test::sample_variant_files(kVariant, kId);
+  files.insert(canonical.begin(), canonical.end());
+  files["build/invalid-name/x.py"] = {"x = 1\n", false};
+  const std::string commit = hub_.commit("org/zeros", "v1", files);
+  auto k = fetch(request("org/zeros", 1));
+  ASSERT_TRUE(k) << k.error().describe();
+  EXPECT_EQ(k->variant, kVariant);
+  EXPECT_EQ(k->metadata.id, kId);
+  EXPECT_NE(std::find(k->warnings.begin(), k->warnings.end(),
+                      "Repository org/zeros (revision: " + commit +
+                          ") contains invalid build variant variant: 'invalid-name'"),
+            k->warnings.end());
+  // Only the zero-padded spelling: its canonical folder does not exist, as for kernels (404).
+  hub_.commit("org/padded", "v1", test::sample_variant_files("torch212-cxx11-cu0130-x86_64-linux", kId));
+  auto padded = fetch(request("org/padded", 1));
+  ASSERT_FALSE(padded);
+  EXPECT_NE(padded.error().message.find(kVariant), std::string::npos) << padded.error().message;
 }
 
 TEST_F(FetchTest, ModelTypeFallbackAndRedirectErrors) {
