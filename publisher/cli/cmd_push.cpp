@@ -85,10 +85,13 @@ nlohmann::ordered_json to_json(const publish::PushResult& r) {
 Status write_output_json(const std::string& path, const publish::PushResult& r) {
   nlohmann::ordered_json prs = nlohmann::ordered_json::array();
   for (const auto& pr : r.pull_requests) prs.push_back({{"branch", pr.branch}, {"url", pr.url}});
-  nlohmann::ordered_json j = {{"status", r.status == "dry_run" ? "no_changes" : r.status},
+  const std::string status = r.status == "dry_run" ? "no_changes" : r.status;
+  // kernel-builder's url is the uploaded tree, null when nothing was uploaded or a PR was opened.
+  const nlohmann::ordered_json url = status == "uploaded" ? nlohmann::ordered_json(r.url) : nullptr;
+  nlohmann::ordered_json j = {{"status", status},
                               {"repo_id", r.repo},
                               {"branch", r.branch},
-                              {"url", r.url},
+                              {"url", url},
                               {"pull_requests", prs}};
   std::ofstream out(path, std::ios::trunc);
   out << j.dump(2) << '\n';
@@ -178,6 +181,8 @@ int run_push(const PushCmdOptions& opts) {
   } else if (result->status == "dry_run") {
     std::cout << "Dry run: would upload " << result->files_uploaded << " file(s) (" << result->bytes_uploaded
               << " bytes) and delete " << result->files_deleted << " to " << result->url << '\n';
+  } else if (result->status == "no_changes") {
+    std::cout << "Kernel unchanged: " << result->url << '\n';
   } else {
     std::cout << "Kernel uploaded: " << result->url << '\n';
   }

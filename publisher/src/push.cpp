@@ -244,12 +244,17 @@ Expected<PushResult> push_build(const BuildTree& tree, const PushOptions& o, Upl
   }
   const bool exists = branches.contains(target.branch);
   if (!exists) {
-    if (o.create_pr) {
-      return Error(ErrorCode::InvalidArgument,
-                   "Pull requests can only target an existing branch. Ask a maintainer of `" + target.repo_id +
-                       "` to create the branch `" + target.branch + "` first.");
+    // As kernel-builder: a pull request to a missing branch first tries to create the branch, and
+    // only a failure to (no write access) says to ask a maintainer.
+    if (!o.dry_run) {
+      if (auto created = hub.create_branch(target.branch); !created) {
+        if (!o.create_pr) return std::move(created).error();
+        return Error(created.error().code,
+                     "Pull requests can only target an existing branch. Ask a maintainer of `" + target.repo_id +
+                         "` to create the branch `" + target.branch + "` first.")
+            .note(created.error().message);
+      }
     }
-    if (!o.dry_run) KHUB_CHECK(hub.create_branch(target.branch));
     result.branch_created = true;
     say(o, "Using branch `" + target.branch + "` (new)");
   } else {

@@ -49,8 +49,9 @@ std::vector<BranchPlan> plan_upload(const PlanInput& in) {
   for (const auto& [path, file] : remote_branch) {
     if (uploading.contains(path)) continue;
     if (path.starts_with("benchmarks/")) {
-      std::string name = path.substr(11);
-      bool is_benchmark = name.starts_with("benchmark") && name.ends_with(".py") && name.find('/') == std::string::npos;
+      // kernel-builder tests the file name alone, at any depth under benchmarks/.
+      const std::string name = path.substr(path.rfind('/') + 1);
+      bool is_benchmark = name.starts_with("benchmark") && name.ends_with(".py");
       if (in.new_branch || is_benchmark) version.deletes.push_back(path);
     } else if (path.starts_with("build/")) {
       if (in.new_branch || pushed.contains(variant_of(path))) version.deletes.push_back(path);

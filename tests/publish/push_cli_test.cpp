@@ -52,11 +52,12 @@ TEST_F(PushCli, JsonResultAndRepush) {
 
   auto again = run_khub("push " + build().string() + " --repo khub-test/relu --output-json " + (root_ / "out.json").string());
   ASSERT_EQ(again.code, 0);
-  EXPECT_EQ(again.out, "Kernel uploaded: " + server_->url() + "/kernels/khub-test/relu/tree/v1\n");
+  EXPECT_EQ(again.out, "Kernel unchanged: " + server_->url() + "/kernels/khub-test/relu/tree/v1\n");
   EXPECT_NE(khub::testing::slurp(root_ / "stderr.txt").find("No changes to upload."), std::string::npos);
   auto out = nlohmann::json::parse(khub::testing::slurp(root_ / "out.json"));
   EXPECT_EQ(out["status"], "no_changes");
   EXPECT_EQ(out["repo_id"], "khub-test/relu");
+  EXPECT_TRUE(out["url"].is_null());  // as kernel-builder: a url only for an upload
 }
 
 TEST_F(PushCli, ExitCodes) {

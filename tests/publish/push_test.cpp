@@ -151,6 +151,15 @@ TEST_F(Push, PullRequestOnExistingBranch) {
   EXPECT_EQ(files_on("v1"), before);
   auto pr = r->pull_requests[0].url.substr(r->pull_requests[0].url.rfind('/') + 1);
   EXPECT_TRUE(files_on("refs/pr/" + pr).contains("build/" + kA + "/extra.py"));
+
+  // A branch that does not exist yet is created first, as kernel-builder does, and the PR targets it.
+  o.branch = "next";
+  auto next = push(o);
+  ASSERT_TRUE(next) << next.error().describe();
+  EXPECT_EQ(next->status, "pull_request_created");
+  EXPECT_TRUE(next->branch_created);
+  ASSERT_EQ(next->pull_requests.size(), 1u);
+  EXPECT_EQ(next->pull_requests[0].branch, "next");
 }
 
 TEST_F(Push, ChecksRunBeforeAnyRequest) {

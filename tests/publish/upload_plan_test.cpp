@@ -31,6 +31,7 @@ PlanInput base_input(bool new_branch) {
       {"build/torch-cpu/__init__.py", "1", std::nullopt},
       {"benchmarks/benchmark_old.py", "1", std::nullopt},
       {"benchmarks/data.csv", "1", std::nullopt},
+      {"benchmarks/sub/benchmark_x.py", "1", std::nullopt},  // kernel-builder tests the file name only
       {"README.md", "1", std::nullopt},
   };
   return in;
@@ -43,7 +44,8 @@ TEST(UploadPlan, ExistingBranchTouchesOnlyPushedVariants) {
   EXPECT_EQ(paths(plans[0].adds),
             (std::vector<std::string>{"benchmarks/benchmark_a.py", "build/torch-cuda/metadata.json"}));
   EXPECT_EQ(plans[0].deletes,
-            (std::vector<std::string>{"benchmarks/benchmark_old.py", "build/torch-cuda/old.py"}));
+            (std::vector<std::string>{"benchmarks/benchmark_old.py", "benchmarks/sub/benchmark_x.py",
+                                      "build/torch-cuda/old.py"}));
   EXPECT_EQ(plans[0].unchanged, 1u);
 }
 
@@ -51,7 +53,8 @@ TEST(UploadPlan, NewBranchPurgesInheritedBuildAndBenchmarks) {
   auto plans = plan_upload(base_input(true));
   ASSERT_EQ(plans.size(), 1u);
   EXPECT_EQ(plans[0].deletes, (std::vector<std::string>{"benchmarks/benchmark_old.py", "benchmarks/data.csv",
-                                                        "build/torch-cpu/__init__.py", "build/torch-cuda/old.py"}));
+                                                        "benchmarks/sub/benchmark_x.py", "build/torch-cpu/__init__.py",
+                                                        "build/torch-cuda/old.py"}));
 }
 
 TEST(UploadPlan, ReadmeGoesToMainFirst) {
