@@ -51,8 +51,7 @@ Expected<BuildTree> discover_build(const fs::path& dir) {
     if (found.empty()) continue;
     tree.variants_dir = candidate;
     tree.variants = std::move(found);
-    // `khub push build/`: the kernel dir (benchmarks/, build.toml) is the parent of build/.
-    if (candidate == root && root.filename() == "build") tree.kernel_dir = root.parent_path();
+    if (candidate == root && root.filename() == "build") tree.parent_kernel_dir = root.parent_path();
     return tree;
   }
   return Error(ErrorCode::InvalidArgument, "no build variants found in " + dir.string(),

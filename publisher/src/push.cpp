@@ -47,18 +47,20 @@ Expected<Target> resolve_target(const BuildTree& tree, const PushOptions& o) {
     return Error(ErrorCode::InvalidArgument, "--version " + std::to_string(*o.version) +
                                                  " does not match metadata.json version " + std::to_string(t.version));
   }
-  std::optional<protocol::BuildConfig> config;
-  if (std::filesystem::exists(tree.kernel_dir / "build.toml")) {
-    auto parsed = protocol::read_build_config(tree.kernel_dir / "build.toml");
-    if (parsed) config = std::move(parsed).value();
-  }
+  auto read_config = [](const std::filesystem::path& dir) -> std::optional<protocol::BuildConfig> {
+    if (dir.empty() || !std::filesystem::exists(dir / "build.toml")) return std::nullopt;
+    auto parsed = protocol::read_build_config(dir / "build.toml");
+    return parsed ? std::optional<protocol::BuildConfig>(std::move(parsed).value()) : std::nullopt;
+  };
+  const std::optional<protocol::BuildConfig> config = read_config(tree.kernel_dir);
   t.repo_id = o.repo_id;
   if (t.repo_id.empty()) {
-    if (!config) return Error(ErrorCode::InvalidArgument, "--repo is not provided and cannot parse build.toml.");
-    if (!config->hub_repo_id) {
+    const auto repo_config = config ? config : read_config(tree.parent_kernel_dir);
+    if (!repo_config) return Error(ErrorCode::InvalidArgument, "--repo is not provided and cannot parse build.toml.");
+    if (!repo_config->hub_repo_id) {
       return Error(ErrorCode::InvalidArgument, "No `general.hub.repo-id` in build.toml. Use --repo to specify it.");
     }
-    t.repo_id = *config->hub_repo_id;
+    t.repo_id = *repo_config->hub_repo_id;
   }
   auto slash = t.repo_id.find('/');
   if (slash == std::string::npos || slash == 0 || slash + 1 == t.repo_id.size() ||

@@ -14,7 +14,9 @@ TEST_F(Discover, FindsBuildUnderKernelDir) {
   for (const auto& dir : {kernel(), build()}) {
     auto tree = discover_build(dir);
     ASSERT_TRUE(tree) << tree.error().message;
-    EXPECT_EQ(tree->kernel_dir, std::filesystem::canonical(kernel()));
+    // The folder given is the kernel dir, as kernel-builder takes it; build/'s parent is kept aside.
+    EXPECT_EQ(tree->kernel_dir, std::filesystem::canonical(dir));
+    EXPECT_EQ(tree->parent_kernel_dir, dir == build() ? std::filesystem::canonical(kernel()) : "");
     EXPECT_EQ(tree->variants_dir, std::filesystem::canonical(build()));
     ASSERT_EQ(tree->variants.size(), 2u);
     EXPECT_EQ(tree->variants[0].name, "torch-cuda");

@@ -65,8 +65,9 @@ class PushFixture : public BuildFixture {
     return o;
   }
 
-  Expected<publish::PushResult> push(const publish::PushOptions& o) {
-    auto tree = publish::discover_build(kernel());
+  Expected<publish::PushResult> push(const publish::PushOptions& o) { return push(o, kernel()); }
+  Expected<publish::PushResult> push(const publish::PushOptions& o, const std::filesystem::path& dir) {
+    auto tree = publish::discover_build(dir);
     if (!tree) return std::move(tree).error();
     return publish::push_build(*tree, o, transport_);
   }
@@ -80,9 +81,10 @@ class PushFixture : public BuildFixture {
   }
 
   /// Files on `rev` of the test repo: path → sha256.
-  std::map<std::string, std::string> files_on(const std::string& rev) {
+  std::map<std::string, std::string> files_on(const std::string& rev, const std::string& repo_id = "khub-test/relu") {
     auto& store = server_->store();
-    auto repo = store.find_repo({localhub::RepoType::Kernel, "khub-test", "relu"});
+    const auto slash = repo_id.find('/');
+    auto repo = store.find_repo({localhub::RepoType::Kernel, repo_id.substr(0, slash), repo_id.substr(slash + 1)});
     EXPECT_TRUE(repo);
     auto commit = store.resolve_revision(*repo, rev);
     EXPECT_TRUE(commit) << rev;

@@ -162,6 +162,26 @@ TEST_F(Push, PullRequestOnExistingBranch) {
   EXPECT_EQ(next->pull_requests[0].branch, "next");
 }
 
+// `khub push build/` as kernel-builder takes the folder given: its benchmarks/ and its build.toml
+// (none here, so v<version>). The parent's build.toml only supplies a repo id --repo leaves out.
+TEST_F(Push, BuildFolderGivenTakesBranchAndBenchmarksFromIt) {
+  make_build();
+  std::ofstream(kernel() / "build.toml")
+      << "[general]\nname = \"relu\"\nversion = 1\nedition = 5\nlicense = \"Apache-2.0\"\nbackends = [\"cuda\"]\n"
+         "[general.hub]\nrepo-id = \"khub-test/from-toml\"\nbranch = \"custom\"\n[torch]\nsrc = []\n";
+  std::filesystem::create_directories(build() / "benchmarks");
+  std::ofstream(build() / "benchmarks" / "benchmark_b.py") << "print('b')\n";
+  auto o = options();
+  o.repo_id.clear();
+  auto r = push(o, build());
+  ASSERT_TRUE(r) << r.error().describe();
+  EXPECT_EQ(r->repo, "khub-test/from-toml");
+  EXPECT_EQ(r->branch, "v1");
+  auto v1 = files_on("v1", "khub-test/from-toml");
+  EXPECT_TRUE(v1.contains("benchmarks/benchmark_b.py"));
+  EXPECT_FALSE(v1.contains("benchmarks/benchmark.py"));
+}
+
 TEST_F(Push, ChecksRunBeforeAnyRequest) {
   make_build();
   write(kA + "/late.py", "changed after hashing\n");

@@ -15,7 +15,11 @@ struct VariantDir {
 };
 
 struct BuildTree {
-  std::filesystem::path kernel_dir;    // the directory given (canonical); holds CARD.md, benchmarks/, build.toml
+  std::filesystem::path kernel_dir;    // the directory given (canonical); holds benchmarks/, build.toml
+  /// For a folder named `build` given itself: its parent, whose build.toml supplies the repo id when
+  /// --repo is absent (khub's addition: kernel-builder then fails). Branch and benchmarks still come
+  /// from the folder given, as kernel-builder takes them.
+  std::filesystem::path parent_kernel_dir;
   std::filesystem::path variants_dir;  // the directory whose subdirectories are the variants
   std::vector<VariantDir> variants;    // sorted by name
 };
