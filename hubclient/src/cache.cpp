@@ -105,6 +105,26 @@ std::optional<int> parse_version_branch(std::string_view name) {
   return n;
 }
 
+Expected<std::vector<std::string>> cached_snapshot_files(const CacheLayout& cache, const RepoRef& repo,
+                                                         std::string_view commit) {
+  const fs::path dir = cache.snapshot_dir(repo, commit);
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    return Error(ErrorCode::OfflineMiss,
+                 "Cannot find a local snapshot for " + repo.id + " (revision: " + std::string(commit) +
+                     "). When Hugging Face Hub is in offline mode the files must already be present in the local "
+                     "cache.",
+                 "download it while online first (`khub download " + repo.id + " --all`)");
+  std::vector<std::string> files;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    if (fs::is_regular_file(it->path(), ec))  // follows the pointer: a missing blob is not there
+      files.push_back(it->path().lexically_relative(dir).generic_string());
+  if (ec) return Error(ErrorCode::Io, "cannot read " + dir.string() + ": " + ec.message());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
 std::vector<int> cached_versions(const CacheLayout& cache, const RepoRef& repo) {
   std::vector<int> out;
   std::error_code ec;

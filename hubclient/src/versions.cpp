@@ -84,9 +84,17 @@ Expected<std::string> resolve_revision(HubClient& client, const RepoRef& repo, s
                  "download it while online first (`khub download " + repo.id + " --revision " +
                      std::string(revision) + "`)");
   }
-  KHUB_TRY(auto commit, client.revision_commit(repo, revision));
-  KHUB_CHECK(write_ref(cache, repo, revision, commit));
-  return commit;
+  auto commit = client.revision_commit(repo, revision);
+  if (!commit) {
+    // An unreachable or failing Hub falls back to the cached ref, as huggingface_hub does
+    // (hub-protocol §2.11); a Hub that answers "no such revision" does not.
+    const auto code = commit.error().code;
+    if (code == ErrorCode::Network || code == ErrorCode::RateLimited)
+      if (auto cached = read_ref(cache, repo, revision)) return *cached;
+    return std::move(commit).error();
+  }
+  KHUB_CHECK(write_ref(cache, repo, revision, *commit));
+  return *commit;
 }
 
 Expected<std::optional<StatusRedirect>> parse_kernel_status(std::string_view text) {

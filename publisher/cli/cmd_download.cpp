@@ -16,6 +16,10 @@ struct DownloadOptions {
   HubFlags hub;
 };
 
+bool is_missing_repo(const Error& e) {
+  return e.code == ErrorCode::RepoNotFound || e.code == ErrorCode::OfflineMiss;
+}
+
 int run_download(const DownloadOptions& opts) {
   auto options = client_options(opts.hub);
   if (!options) return report_error(options.error());
@@ -48,9 +52,23 @@ int run_download(const DownloadOptions& opts) {
     std::string revision = opts.hub.version ? "v" + std::to_string(*opts.hub.version)
                                             : (opts.hub.revision.empty() ? "main" : opts.hub.revision);
     auto commit = hub::resolve_commit(client, *repo, opts.hub.version, opts.hub.revision);
+    if (!commit && opts.hub.repo_type.empty() && is_missing_repo(commit.error())) {
+      // As --repo-type says: a kernel repo that is not there is tried as a (legacy) model repo.
+      hub::RepoRef model = *repo;
+      model.type = hub::RepoType::Model;
+      if (auto found = hub::resolve_commit(client, model, opts.hub.version, opts.hub.revision)) {
+        *repo = model;
+        commit = std::move(found);
+      }
+    }
     if (!commit) return report_error(commit.error());
     std::vector<std::string> files = opts.paths;
-    if (opts.all) {
+    if (opts.all && options->offline) {
+      // Offline, the whole revision is what its snapshot holds (huggingface_hub's snapshot_download).
+      auto cached = hub::cached_snapshot_files(hub::cache_of(client), *repo, *commit);
+      if (!cached) return report_error(cached.error());
+      files = std::move(cached).value();
+    } else if (opts.all) {
       auto tree = client.list_tree(*repo, *commit, "", true);
       if (!tree) return report_error(tree.error());
       if (auto s = hub::fetch_files(client, *repo, *commit, *tree); !s) return report_error(s.error());

@@ -146,6 +146,28 @@ std::map<std::string, khub::test::FixtureFile> depending_kernel(const std::strin
   return files;
 }
 
+TEST_F(CliTest, FileDownloadsFallBackToModelReposAndAllWorksOffline) {
+  const std::string model = hub_.commit("org/weights", "main", {{"config.json", {"{}", false}},
+                                                                {"sub/w.bin", {std::string(3000, 'w'), true}}},
+                                        "model");
+  // --repo-type's help: kernel, falling back to model, for files and --all as for the variant.
+  auto file = khub_cli(env_, "download org/weights config.json --json");
+  ASSERT_EQ(file.code, 0) << file.out;
+  EXPECT_EQ(nlohmann::json::parse(file.out)["repo_type"], "model");
+  auto all = khub_cli(env_, "download org/weights --all --json");
+  ASSERT_EQ(all.code, 0) << all.out;
+  EXPECT_EQ(nlohmann::json::parse(all.out)["files"], nlohmann::json::array({"config.json", "sub/w.bin"}));
+  // Offline: the cached snapshot is the revision, as snapshot_download answers offline.
+  auto offline = khub_cli("HF_HUB_OFFLINE=1 " + env_, "download org/weights --all --json");
+  ASSERT_EQ(offline.code, 0) << offline.out;
+  auto j = nlohmann::json::parse(offline.out);
+  EXPECT_EQ(j["commit"], model);
+  EXPECT_EQ(j["files"], nlohmann::json::array({"config.json", "sub/w.bin"}));
+  auto missing = khub_cli("HF_HUB_OFFLINE=1 " + env_, "download org/nothing --all --json");
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_EQ(nlohmann::json::parse(missing.out)["error"]["code"], "OfflineMiss");
+}
+
 TEST_F(CliTest, LockFollowsKernelDependsAndTheTrustRule) {
   const std::string app =
       hub_.commit("org/app", "v1", depending_kernel(R"([{"repo-id":"org/relu","version":1},)"

@@ -204,6 +204,26 @@ TEST(DeviceArch, Table) {
   EXPECT_FALSE(admit({"12345678901.0"}, 12, 0));
 }
 
+TEST_F(FetchTest, AFailingHubFallsBackToTheCachedRef) {
+  auto o = test::fixture_options(hub_, cache_.path());
+  HubClient c(o);
+  RepoRef repo{RepoType::Kernel, "org/relu"};
+  ASSERT_EQ(resolve_commit(c, repo, std::nullopt, "v1").value(), v1_);  // writes refs/v1
+  test::Faults f;
+  f.match = "/revision/";
+  f.fail_count = 1000;
+  f.fail_status = 500;
+  hub_.set_faults(f);
+  auto cached = resolve_commit(c, repo, std::nullopt, "v1");  // as huggingface_hub: the cached ref
+  ASSERT_TRUE(cached) << cached.error().describe();
+  EXPECT_EQ(*cached, v1_);
+  auto uncached = resolve_commit(c, repo, std::nullopt, "v2");  // nothing cached: the Hub's error
+  ASSERT_FALSE(uncached);
+  EXPECT_EQ(uncached.error().code, ErrorCode::Network);
+  hub_.set_faults({});
+  EXPECT_EQ(resolve_commit(c, repo, std::nullopt, "nope").error().code, ErrorCode::RevisionNotFound);
+}
+
 TEST_F(FetchTest, SuggestsTheNewestVersionWhenItFits) {
   hub_.commit("org/nofit", "v1", test::sample_variant_files("torch212-cxx11-cu130-aarch64-linux", kId));
   hub_.commit("org/nofit", "v2", test::sample_variant_files(kVariant, kId));

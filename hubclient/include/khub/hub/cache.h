@@ -48,6 +48,10 @@ class CacheLayout {
 /// Creates the empty .no_exist/<commit>/<path> marker.
 [[nodiscard]] Status mark_missing(const CacheLayout& cache, const RepoRef& repo, std::string_view commit,
                                   std::string_view path);
+/// Repo-relative paths of the files snapshots/<commit>/ holds (pointers whose blob is present, or
+/// copies), sorted; OfflineMiss when that snapshot is not cached.
+[[nodiscard]] Expected<std::vector<std::string>> cached_snapshot_files(const CacheLayout& cache, const RepoRef& repo,
+                                                                       std::string_view commit);
 /// Versions N with a refs/v<N> file, ascending.
 [[nodiscard]] std::vector<int> cached_versions(const CacheLayout& cache, const RepoRef& repo);
 
