@@ -76,11 +76,17 @@ Expected<std::vector<VariantCheck>> verify_cached(const CacheLayout& cache, cons
       check.problems.push_back(prefix + "metadata.json: " + meta.error().message);
     } else if (meta->digest) {
       check.has_digest = true;
+      check.expected_files = meta->digest->files.size();
       auto actual = protocol::compute_digest(dir, meta->digest->algorithm);
       if (!actual) check.problems.push_back(prefix + ": " + actual.error().message);
       else
-        for (const auto& v : protocol::compare_digests(*meta->digest, *actual))
-          check.problems.push_back(prefix + v.path + ": " + v.describe());
+        for (const auto& v : protocol::compare_digests(*meta->digest, *actual)) {
+          // Not even a pointer: never downloaded. (A pointer whose blob is gone is check_blobs' problem.)
+          const bool absent = v.kind == protocol::DigestViolationKind::MissingFile &&
+                              !fs::exists(fs::symlink_status(dir / v.path, ec));
+          if (absent) check.missing.push_back(prefix + v.path);
+          else check.problems.push_back(prefix + v.path + ": " + v.describe());
+        }
     }
     check.ok = check.problems.empty();
     out.push_back(std::move(check));

@@ -35,22 +35,40 @@ int run_verify(const VerifyOptions& opts) {
   auto checks = hub::verify_cached(hub::cache_of(client), *repo, *commit, opts.variants);
   if (!checks) return report_error(checks.error());
   bool ok = true;
+  bool damaged = false;
   nlohmann::ordered_json out = {{"repo_id", repo->id}, {"commit", *commit}, {"variants", nlohmann::json::array()}};
   for (const auto& c : *checks) {
-    ok = ok && c.ok;
-    out["variants"].push_back({{"variant", c.variant}, {"ok", c.ok}, {"digest", c.has_digest},
+    // A variant named with --variant must be whole; among every cached one a partial download is
+    // reported, not failed (what is there still matches its hashes).
+    const bool complete = c.missing.empty();
+    const bool passed = c.ok && (complete || opts.variants.empty());
+    ok = ok && passed;
+    damaged = damaged || !c.ok;
+    out["variants"].push_back({{"variant", c.variant}, {"ok", passed}, {"complete", complete},
+                               {"digest", c.has_digest},
                                {"signature", c.has_signature ? "present (not verified)" : "absent"},
-                               {"problems", c.problems}});
+                               {"problems", c.problems}, {"missing", c.missing}});
     if (!opts.hub.json) {
-      std::cout << (c.ok ? "ok    " : "FAIL  ") << c.variant << (c.has_digest ? "" : " (no digest: blobs only)") << '\n';
+      std::cout << (!passed ? "FAIL  " : complete ? "ok    " : "part  ") << c.variant
+                << (c.has_digest ? "" : " (no digest: blobs only)");
+      if (!complete)
+        std::cout << " (" << c.expected_files - c.missing.size() << " of " << c.expected_files << " files cached)";
+      std::cout << '\n';
       for (const auto& p : c.problems) std::cerr << "error: " << p << '\n';
+      if (!passed && c.ok)
+        for (const auto& m : c.missing) std::cerr << "error: " << m << ": not in the cache\n";
     }
   }
   out["ok"] = ok;
   if (opts.hub.json) std::cout << out.dump(2) << '\n';
-  if (!ok && !opts.hub.json)
-    std::cerr << "  hint: remove the bad files (`rm -r " << hub::cache_of(client).repo_dir(*repo).string()
-              << "`) and download again\n";
+  if (!ok && !opts.hub.json) {
+    if (damaged) {  // blobs are shared by snapshots: only a fresh repo folder is sure
+      std::cerr << "  hint: remove the bad files (`rm -r " << hub::cache_of(client).repo_dir(*repo).string()
+                << "`) and download again\n";
+    } else {
+      std::cerr << "  hint: download the variant first (`khub download " << repo->id << "`)\n";
+    }
+  }
   return ok ? kOk : kFailure;
 }
 

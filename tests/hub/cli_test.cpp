@@ -90,6 +90,25 @@ TEST_F(CliTest, DownloadVerifyInfoVersions) {
   EXPECT_NE(bad.out.find("_relu_cuda_abc1234.abi3.so"), std::string::npos) << bad.out;
 }
 
+// A variant only partly downloaded (one file, by either client) is incomplete, not damaged: verify
+// reports it and passes, unless that variant is asked for by name.
+TEST_F(CliTest, VerifyTellsPartialDownloadsFromDamage) {
+  auto one = khub_cli(env_, "download org/relu build/" + kVariant + "/metadata.json build/" + kVariant +
+                                "/__init__.py --version 1 -q");
+  ASSERT_EQ(one.code, 0) << one.out;
+  auto all = khub_cli(env_, "verify org/relu --version 1 --json");
+  ASSERT_EQ(all.code, 0) << all.out;
+  auto v = nlohmann::json::parse(all.out)["variants"][0];
+  EXPECT_TRUE(v["ok"].get<bool>());
+  EXPECT_FALSE(v["complete"].get<bool>());
+  EXPECT_EQ(v["missing"].size(), 3u);  // _ops.py, the .so, layers/__init__.py
+  auto text = khub_cli(env_, "verify org/relu --version 1");
+  EXPECT_EQ(text.out, "part  " + kVariant + " (1 of 4 files cached)\n");
+  auto named = khub_cli(env_, "verify org/relu --version 1 --variant " + kVariant + " --json");
+  EXPECT_EQ(named.code, 1);
+  EXPECT_FALSE(nlohmann::json::parse(named.out)["variants"][0]["ok"].get<bool>());
+}
+
 // Without --version or --revision, download / verify / info take the newest version (as `info`
 // always did), and a cache that lacks the repo is named as such, not listed as "no versions".
 TEST_F(CliTest, DefaultsToTheNewestVersionAndNamesWhatIsMissing) {

@@ -17,6 +17,10 @@ struct VariantCheck {
   bool has_digest = false;
   bool has_signature = false;
   std::vector<std::string> problems;  // "build/<v>/<file>: …" lines
+  /// Digest files not in the snapshot at all: a variant partly downloaded (a single file fetched by
+  /// either client) is incomplete, not damaged, so these are not problems.
+  std::vector<std::string> missing;
+  std::size_t expected_files = 0;     // files the digest lists (0 without a digest)
 };
 
 /// Re-checks cached variants of `commit` without HTTP: every cached blob against its etag name
