@@ -130,12 +130,17 @@ Expected<fs::path> fetch_file(HubClient& client, const RepoRef& repo, std::strin
       tmp += "." + random_hex8() + ".incomplete";
       KHUB_CHECK(client.download(meta, tmp, path));
       KHUB_CHECK(chmod_like_umask(tmp));
-      fs::rename(tmp, blob, ec);
+      // Without symlinks a new blob moves into the snapshot, as huggingface_hub does, so the bytes
+      // are stored once and its cache tools (scan, delete) see them. An existing blob is copied.
+      const fs::path& dest = copy ? file : blob;
+      if (copy) fs::create_directories(file.parent_path(), ec);
+      if (!ec) fs::rename(tmp, dest, ec);
       if (ec) {
         std::error_code ignored;
         fs::remove(tmp, ignored);
-        return Error(ErrorCode::Io, "cannot rename " + tmp.string() + " to " + blob.string() + ": " + ec.message());
+        return Error(ErrorCode::Io, "cannot rename " + tmp.string() + " to " + dest.string() + ": " + ec.message());
       }
+      if (copy) return file;
     }
   }
   KHUB_CHECK(link_snapshot_file(cache, repo, meta.commit, path, meta.etag, copy));

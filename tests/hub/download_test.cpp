@@ -82,6 +82,19 @@ TEST_F(DownloadTest, CopiesWhenSymlinksAreDisabled) {
   ASSERT_TRUE(p) << p.error().describe();
   EXPECT_FALSE(fs::is_symlink(*p));
   EXPECT_EQ(test::slurp(*p), "from ._ops import ops\n");
+  // A new blob moves into the snapshot (huggingface_hub's no-symlink cache): the bytes once.
+  const CacheLayout cache(dir_.path());
+  EXPECT_TRUE(fs::is_empty(cache.repo_dir(repo_) / "blobs"));
+  // A blob already there (from a symlinked download) is copied and kept.
+  HubClient linked(options());
+  ASSERT_TRUE(fetch_file(linked, repo_, commit_, kSo));
+  const fs::path blob = fs::canonical(cache.snapshot_file(repo_, commit_, kSo));
+  fs::remove(cache.snapshot_file(repo_, commit_, kSo));
+  auto copied = fetch_file(c, repo_, commit_, kSo);
+  ASSERT_TRUE(copied) << copied.error().describe();
+  EXPECT_FALSE(fs::is_symlink(*copied));
+  EXPECT_TRUE(fs::exists(blob));
+  EXPECT_EQ(fs::file_size(*copied), 300000u);
 }
 
 TEST_F(DownloadTest, LfsFromOtherHostWithoutToken) {
