@@ -87,12 +87,13 @@ Expected<fs::path> fetch_file(HubClient& client, const RepoRef& repo, std::strin
   }
   if (client.options().offline) return from_cache(cache, repo, revision, path);
 
-  auto head = client.file_metadata(repo, revision, path);
+  // As huggingface_hub: one HEAD without retries when the file is cached, so an unreachable Hub
+  // falls back at once; the usual retries when it is not.
+  auto cached = from_cache(cache, repo, revision, path);
+  auto head = client.file_metadata(repo, revision, path, !cached);
   if (!head) {
     auto code = head.error().code;
-    if (code == ErrorCode::Network || code == ErrorCode::RateLimited) {
-      if (auto cached = from_cache(cache, repo, revision, path)) return cached;
-    }
+    if (cached && (code == ErrorCode::Network || code == ErrorCode::RateLimited)) return cached;
     return std::move(head).error();
   }
   const FileMetadata& meta = *head;

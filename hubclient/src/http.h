@@ -36,6 +36,7 @@ struct HttpRequest {
   std::string body;                  // POST body
   std::chrono::milliseconds timeout{10000};  // connect timeout and longest stall
   bool total_timeout = true;                 // API calls: also cap the whole exchange at 3 × timeout
+  int max_retries = -1;                      // transient failures retried; -1: ClientOptions::max_retries
   // Streams the body of a 2xx response (redirect and error bodies are still collected). Called
   // first with the final status and headers (on_start), then per chunk; returning false aborts.
   std::function<bool(const HttpResponse&)> on_start;

@@ -79,9 +79,10 @@ std::chrono::milliseconds HubClient::Impl::retry_wait(int attempt, const HttpRes
 
 Expected<HttpResponse> HubClient::Impl::send(const HttpRequest& request) {
   if (options.offline) return offline_error(request.method + " " + redact(request.url));
+  const int retries = request.max_retries >= 0 ? request.max_retries : options.max_retries;
   for (int attempt = 0;; ++attempt) {
     auto res = http.perform(request);
-    bool last = attempt >= options.max_retries;
+    bool last = attempt >= retries;
     if (!res) {
       if (res.error().code != ErrorCode::Network || last) return res;
       std::this_thread::sleep_for(retry_wait(attempt, nullptr));
@@ -101,9 +102,10 @@ std::uint64_t HubClient::instance_id() const noexcept { return impl_->instance_i
 namespace {
 
 Expected<json> get_json(HubClient::Impl& impl, const std::string& url, const ErrorContext& ctx,
-                        HttpResponse* out = nullptr) {
+                        HttpResponse* out = nullptr, int max_retries = -1) {
   HttpRequest req;
   req.url = url;
+  req.max_retries = max_retries;
   req.headers = impl.headers_for(url);
   req.timeout = impl.options.etag_timeout;
   KHUB_TRY(auto res, impl.send(req));
@@ -141,9 +143,9 @@ std::string next_link(const std::string& link) {
 
 }  // namespace
 
-Expected<std::string> HubClient::revision_commit(const RepoRef& repo, std::string_view revision) {
+Expected<std::string> HubClient::revision_commit(const RepoRef& repo, std::string_view revision, bool retry) {
   std::string url = api_url(impl_->options.endpoint, repo, "/revision/" + encode_segment(revision));
-  KHUB_TRY(auto j, get_json(*impl_, url, ErrorContext{&repo, revision, {}}));
+  KHUB_TRY(auto j, get_json(*impl_, url, ErrorContext{&repo, revision, {}}, nullptr, retry ? -1 : 0));
   if (!j.is_object() || !j.contains("sha") || !j["sha"].is_string() || !is_commit_hash(j["sha"].get<std::string>()))
     return shape_error(url, "no commit `sha`");
   return j["sha"].get<std::string>();

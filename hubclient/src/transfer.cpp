@@ -30,7 +30,7 @@ constexpr int kMaxHops = 10;
 }  // namespace
 
 Expected<FileMetadata> HubClient::file_metadata(const RepoRef& repo, std::string_view revision,
-                                                std::string_view path) {
+                                                std::string_view path, bool retry) {
   auto& impl = *impl_;
   if (impl.options.offline) return impl.offline_error(std::string(path));
   std::string url = resolve_url(impl.options.endpoint, repo, revision, path);
@@ -41,6 +41,7 @@ Expected<FileMetadata> HubClient::file_metadata(const RepoRef& repo, std::string
     req.url = url;
     req.headers = impl.headers_for(url);
     req.timeout = impl.options.etag_timeout;
+    req.max_retries = retry ? -1 : 0;
     KHUB_TRY(auto res, impl.send(req));
     if (res.is_redirect()) {
       std::string location = res.header("location");

@@ -84,13 +84,14 @@ Expected<std::string> resolve_revision(HubClient& client, const RepoRef& repo, s
                  "download it while online first (`khub download " + repo.id + " --revision " +
                      std::string(revision) + "`)");
   }
-  auto commit = client.revision_commit(repo, revision);
+  // An unreachable or failing Hub falls back to the cached ref, as huggingface_hub does
+  // (hub-protocol §2.11): one attempt when the ref is cached, the usual retries when it is not. A
+  // Hub that answers "no such revision" does not fall back.
+  const auto cached = read_ref(cache, repo, revision);
+  auto commit = client.revision_commit(repo, revision, !cached);
   if (!commit) {
-    // An unreachable or failing Hub falls back to the cached ref, as huggingface_hub does
-    // (hub-protocol §2.11); a Hub that answers "no such revision" does not.
     const auto code = commit.error().code;
-    if (code == ErrorCode::Network || code == ErrorCode::RateLimited)
-      if (auto cached = read_ref(cache, repo, revision)) return *cached;
+    if (cached && (code == ErrorCode::Network || code == ErrorCode::RateLimited)) return *cached;
     return std::move(commit).error();
   }
   KHUB_CHECK(write_ref(cache, repo, revision, *commit));

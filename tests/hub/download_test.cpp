@@ -214,11 +214,17 @@ TEST_F(DownloadTest, FallsBackToCacheWhenHubFails) {
   f.fail_count = 1000;
   f.fail_status = 500;
   hub_.set_faults(f);
-  auto opts = options();
-  opts.max_retries = 1;
-  HubClient c(opts);
+  hub_.clear_requests();
+  HubClient c(options());  // five retries configured
   auto p = fetch_file(c, repo_, "v1", kInit);
   ASSERT_TRUE(p) << p.error().describe();
+  // A cached file costs one HEAD, no retries (huggingface_hub's fast fallback to the cache).
+  EXPECT_EQ(hub_.requests().size(), 1u);
+  // Not cached: the usual retries, then the Hub's error.
+  hub_.clear_requests();
+  auto uncached = fetch_file(c, repo_, "v1", kSo);
+  ASSERT_FALSE(uncached);
+  EXPECT_EQ(hub_.requests().size(), 6u);
 }
 
 TEST_F(DownloadTest, ParallelFilesAndUnwritableCache) {

@@ -214,9 +214,11 @@ TEST_F(FetchTest, AFailingHubFallsBackToTheCachedRef) {
   f.fail_count = 1000;
   f.fail_status = 500;
   hub_.set_faults(f);
+  hub_.clear_requests();
   auto cached = resolve_commit(c, repo, std::nullopt, "v1");  // as huggingface_hub: the cached ref
   ASSERT_TRUE(cached) << cached.error().describe();
   EXPECT_EQ(*cached, v1_);
+  EXPECT_EQ(hub_.requests().size(), 1u);  // one attempt: the answer is cached
   auto uncached = resolve_commit(c, repo, std::nullopt, "v2");  // nothing cached: the Hub's error
   ASSERT_FALSE(uncached);
   EXPECT_EQ(uncached.error().code, ErrorCode::Network);

@@ -55,7 +55,10 @@ class HubClient {
   [[nodiscard]] const ClientOptions& options() const noexcept;
 
   /// GET /api/{type}s/{repo}/revision/{rev} → `sha`. RepoNotFound, RevisionNotFound, Network…
-  [[nodiscard]] Expected<std::string> revision_commit(const RepoRef& repo, std::string_view revision);
+  /// `retry` false: one attempt, for a caller that has the answer cached (huggingface_hub's
+  /// "no retry for fast fallback to local cache").
+  [[nodiscard]] Expected<std::string> revision_commit(const RepoRef& repo, std::string_view revision,
+                                                      bool retry = true);
   /// GET …/tree/{rev}[/{path}][?recursive=true], following `Link: rel="next"` pages.
   /// Entries whose path is unsafe (absolute, '..') fail the call with Protocol.
   [[nodiscard]] Expected<std::vector<TreeEntry>> list_tree(const RepoRef& repo, std::string_view revision,
@@ -64,9 +67,9 @@ class HubClient {
   [[nodiscard]] Expected<RepoRefs> list_refs(const RepoRef& repo);
   /// GET /api/organizations/{org}/overview → trustedKernelPublisher; memoised per org.
   [[nodiscard]] Expected<bool> is_trusted_publisher(std::string_view org);
-  /// HEAD on the resolve URL, following relative and Hub-host redirects only.
+  /// HEAD on the resolve URL, following relative and Hub-host redirects only. `retry` as above.
   [[nodiscard]] Expected<FileMetadata> file_metadata(const RepoRef& repo, std::string_view revision,
-                                                     std::string_view path);
+                                                     std::string_view path, bool retry = true);
   /// GETs `meta.location` into `dest` (created or resumed), resuming after dropped connections,
   /// restarting when Range is ignored, then checks size and content hash against `meta`.
   /// Integrity on mismatch (dest removed), Network after the retries, Cancelled by the progress sink.
