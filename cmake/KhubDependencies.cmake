@@ -56,7 +56,7 @@ set(KHUB_TORCH_VERSION "")
 set(_khub_torch_found FALSE)
 if(NOT KHUB_WITH_TORCH STREQUAL "OFF" AND EXISTS "${KHUB_PYTHON}")
   execute_process(
-    COMMAND "${KHUB_PYTHON}" -c "import torch; print(torch.utils.cmake_prefix_path); print(torch.__version__.split('+')[0]); print(torch.version.cuda or '')"
+    COMMAND "${KHUB_PYTHON}" -c "import torch; print(torch.utils.cmake_prefix_path); print(torch.__version__.split('+')[0]); print(torch.version.cuda or ''); print(torch.version.hip or '')"
     OUTPUT_VARIABLE _khub_torch_info OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _khub_torch_rc ERROR_QUIET)
   if(_khub_torch_rc EQUAL 0)
     string(REPLACE "\n" ";" _khub_torch_info "${_khub_torch_info}")
@@ -64,8 +64,12 @@ if(NOT KHUB_WITH_TORCH STREQUAL "OFF" AND EXISTS "${KHUB_PYTHON}")
     list(GET _khub_torch_info 1 KHUB_TORCH_VERSION)
     list(LENGTH _khub_torch_info _n)
     set(KHUB_TORCH_CUDA_VERSION "")
+    set(KHUB_TORCH_HIP_VERSION "")  # torch.version.hip: a ROCm wheel (not queryable from C++)
     if(_n GREATER 2)
       list(GET _khub_torch_info 2 KHUB_TORCH_CUDA_VERSION)
+    endif()
+    if(_n GREATER 3)
+      list(GET _khub_torch_info 3 KHUB_TORCH_HIP_VERSION)
     endif()
     list(APPEND CMAKE_PREFIX_PATH "${_khub_torch_prefix}")
     # Torch's config looks for the CUDA toolkit itself; silence its architecture guessing.
