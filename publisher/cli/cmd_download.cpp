@@ -16,10 +16,6 @@ struct DownloadOptions {
   HubFlags hub;
 };
 
-bool is_missing_repo(const Error& e) {
-  return e.code == ErrorCode::RepoNotFound || e.code == ErrorCode::OfflineMiss;
-}
-
 int run_download(const DownloadOptions& opts) {
   auto options = client_options(opts.hub);
   if (!options) return report_error(options.error());
@@ -51,16 +47,7 @@ int run_download(const DownloadOptions& opts) {
     if (!repo) return report_error(repo.error());
     std::string revision = opts.hub.version ? "v" + std::to_string(*opts.hub.version)
                                             : (opts.hub.revision.empty() ? "main" : opts.hub.revision);
-    auto commit = hub::resolve_commit(client, *repo, opts.hub.version, opts.hub.revision);
-    if (!commit && opts.hub.repo_type.empty() && is_missing_repo(commit.error())) {
-      // As --repo-type says: a kernel repo that is not there is tried as a (legacy) model repo.
-      hub::RepoRef model = *repo;
-      model.type = hub::RepoType::Model;
-      if (auto found = hub::resolve_commit(client, model, opts.hub.version, opts.hub.revision)) {
-        *repo = model;
-        commit = std::move(found);
-      }
-    }
+    auto commit = commit_with_fallback(client, *repo, opts.hub, opts.hub.version, opts.hub.revision);
     if (!commit) return report_error(commit.error());
     std::vector<std::string> files = opts.paths;
     if (opts.all && options->offline) {

@@ -20,7 +20,7 @@ int run_info(const RepoQueryOptions& opts) {
   std::optional<int> version;
   std::string revision;
   if (auto st = pick_default_revision(client, repo, opts.hub, version, revision); !st) return report_error(st.error());
-  auto commit = hub::resolve_commit(client, repo, version, revision);
+  auto commit = commit_with_fallback(client, repo, opts.hub, version, revision);
   if (!commit) return report_error(commit.error());
   auto names = hub::list_variant_names(client, repo, *commit);
   if (!names) return report_error(names.error());

@@ -26,11 +26,7 @@ int run_verify(const VerifyOptions& opts) {
   std::optional<int> version;  // default: the newest cached version
   std::string revision;
   if (auto st = pick_default_revision(client, *repo, opts.hub, version, revision); !st) return report_error(st.error());
-  auto commit = hub::resolve_commit(client, *repo, version, revision);
-  if (!commit && opts.hub.repo_type.empty() && commit.error().code == ErrorCode::OfflineMiss) {
-    repo->type = hub::RepoType::Model;
-    commit = hub::resolve_commit(client, *repo, version, revision);
-  }
+  auto commit = commit_with_fallback(client, *repo, opts.hub, version, revision);
   if (!commit) return report_error(commit.error());
   auto checks = hub::verify_cached(hub::cache_of(client), *repo, *commit, opts.variants);
   if (!checks) return report_error(checks.error());

@@ -68,22 +68,35 @@ inline Expected<hub::RepoRef> repo_for(const std::string& repo_id, const HubFlag
 
 /// The repo's versions; without --repo-type a missing kernel repo is retried as a (legacy) model
 /// repo, and `repo` is switched to it.
-inline Expected<std::vector<hub::VersionInfo>> versions_with_fallback(hub::HubClient& client, hub::RepoRef& repo,
-                                                                      const HubFlags& f) {
-  auto versions = hub::list_versions(client, repo);
+/// `lookup(repo)`; without --repo-type, a kernel repo that is missing (or, offline, not cached) is
+/// retried as a (legacy) model repo, and `repo` switched to it.
+template <typename Lookup>
+auto with_model_fallback(hub::RepoRef& repo, const HubFlags& f, Lookup lookup) -> decltype(lookup(repo)) {
+  auto result = lookup(repo);
   const auto missing = [&] {
-    return versions.error().code == ErrorCode::RepoNotFound || versions.error().code == ErrorCode::OfflineMiss;
+    return result.error().code == ErrorCode::RepoNotFound || result.error().code == ErrorCode::OfflineMiss;
   };
-  if (!versions && f.repo_type.empty() && missing()) {
-    const Error first = versions.error();
+  if (!result && f.repo_type.empty() && missing()) {
+    const Error first = result.error();
     repo.type = hub::RepoType::Model;
-    versions = hub::list_versions(client, repo);
-    if (!versions && versions.error().code == first.code) {  // neither: the kernel repo's error says it best
+    result = lookup(repo);
+    if (!result && result.error().code == first.code) {  // neither: the kernel repo's error says it best
       repo.type = hub::RepoType::Kernel;
       return first;
     }
   }
-  return versions;
+  return result;
+}
+
+inline Expected<std::vector<hub::VersionInfo>> versions_with_fallback(hub::HubClient& client, hub::RepoRef& repo,
+                                                                      const HubFlags& f) {
+  return with_model_fallback(repo, f, [&](hub::RepoRef& r) { return hub::list_versions(client, r); });
+}
+
+/// The commit of `version` or `revision` (default main), with the model-repo fallback.
+inline Expected<std::string> commit_with_fallback(hub::HubClient& client, hub::RepoRef& repo, const HubFlags& f,
+                                                  std::optional<int> version, const std::string& revision) {
+  return with_model_fallback(repo, f, [&](hub::RepoRef& r) { return hub::resolve_commit(client, r, version, revision); });
 }
 
 /// What a command looks at when neither --version nor --revision is given: the newest version,

@@ -56,7 +56,8 @@ struct LockFile {
 [[nodiscard]] Expected<LockFile> read_lock_file(const std::filesystem::path& path);
 
 /// Legacy format exactly as Python `json.dump(indent=2)`: 2-space indent, non-ASCII as \uXXXX, no
-/// trailing newline.
+/// trailing newline. `khub lock` writes the current format (all kernels 0.17 reads); this writes
+/// what older `kernels lock` wrote, which load_kernel still reads and checks.
 [[nodiscard]] std::string serialize_legacy_locks(const std::vector<LegacyLock>& locks);
 
 /// Current format, serde pretty (2-space, no trailing newline), sorted by repo id, version before
