@@ -1,7 +1,5 @@
 #include "khub/hub/download.h"
 
-#include <fstream>
-
 #include <sys/stat.h>
 #include <unistd.h>
 
