@@ -112,7 +112,8 @@ class LockWalk {
       return Error(ErrorCode::InvalidMetadata, "Cyclic kernel dependency detected: " + dep.repo_id);
     path_.push_back(key);
     KHUB_TRY(RepoRef repo, make_repo(dep.repo_id));
-    if (!trust_) KHUB_CHECK(detail::check_publisher_trust(client_, dep.repo_id, warnings_));
+    std::vector<std::string> warnings;  // only the offline skip, and locking is refused offline
+    if (!trust_) KHUB_CHECK(detail::check_publisher_trust(client_, dep.repo_id, warnings));
     // A revision is locked as its commit (kernels writes the revision as given, so a branch name
     // would not pin anything; docs/cpp-api.md).
     KHUB_TRY(key.commit, resolve_commit(client_, repo, dep.version ? std::optional<int>(int(*dep.version))
@@ -135,13 +136,15 @@ class LockWalk {
   HubClient& client_;
   bool trust_;
   std::vector<protocol::KernelLock> locked_, path_;
-  std::vector<std::string> warnings_;
 };
 
 }  // namespace
 
 Expected<std::vector<protocol::KernelLock>> lock_project(HubClient& client, const fs::path& pyproject,
                                                          bool trust_remote_code) {
+  // A lock pins what the Hub holds now, and the trust rule needs the Hub (kernels lock fails too).
+  if (client.options().offline)
+    return Error(ErrorCode::InvalidArgument, "cannot lock while HF_HUB_OFFLINE is set", "unset HF_HUB_OFFLINE");
   KHUB_TRY(auto text, read_file(pyproject));
   toml::table table;
   try {

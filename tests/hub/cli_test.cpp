@@ -221,6 +221,7 @@ TEST_F(CliTest, LockFollowsKernelDependsAndTheTrustRule) {
   EXPECT_FALSE(fs::exists(untrusted.path() / "kernels.lock"));
   EXPECT_EQ(khub_cli(env_, "lock " + untrusted.path().string() + " --trust-remote-code -q").code, 0);
   EXPECT_TRUE(fs::exists(untrusted.path() / "kernels.lock"));
+  EXPECT_EQ(khub_cli("HF_HUB_OFFLINE=1 " + env_, "lock " + cyclic.path().string()).code, 2);
 }
 
 }  // namespace
