@@ -43,7 +43,12 @@ inline Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
     }
     return v;
   };
-  const auto dct = upload(ct), dst = upload(st);
+  std::vector<float> cst(2 * P * f);  // the Packed layout: cos and sin interleaved
+  for (int64_t i = 0; i < P * f; ++i) {
+    cst[2 * i] = ct[i];
+    cst[2 * i + 1] = st[i];
+  }
+  const auto dct = upload(ct), dst = upload(st), dcst = upload(cst);
   const auto didx = upload(idx);
   const auto wq = small_operand<bf16>(Cold, w.sets, d, 11, 0.1f, 1.f);
   const auto wk = small_operand<bf16>(Cold, w.sets, d, 12, 0.1f, 1.f);
@@ -85,6 +90,15 @@ inline Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
     const auto a = args(i, o);
     return Op{qs[i], xl, ks[i], xl, qo[o], ko[o], a.q_weight, a.k_weight, false, d, a.trig};
   };
+  // The same op reading the Packed tables (session 19).
+  auto packed = [=](auto op_of) {
+    return [=](int i, int o) {
+      auto p = op_of(i, o);
+      p.t.cos_table = dcst[i];
+      p.t.sin_table = dcst[i] + 1;
+      return p;
+    };
+  };
   auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
   if constexpr (Norm) {
     // One group per token (q and k rows together, trig fetched once); "stream": cache-streaming
@@ -122,8 +136,28 @@ inline Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
     token_stream("token T weight G64 CH4 MinB10 lean", r3::launch_rope_token<64, 4, 10, true, OpS, false, true>);
     token_stream("token T weight G64 CH4 MinB8 lean", r3::launch_rope_token<64, 4, 8, true, OpS, false, true>);
     token_stream("token T weight G256 CH1 MinB4 lean", r3::launch_rope_token<256, 1, 4, true, OpS, false, true>);
+    // Session 19: cos / sin interleaved in one table (one 8-byte gather a pair instead of two 4-byte
+    // ones; 16 of a thread's 27 global loads were the scalar gathers, version 16).
+    using OpSP = r3::RopeRowOp<bf16, true, r3::TrigMode::Table, true, true>;
+    const auto op_sp = packed([=](int i, int o) {
+      const Op p = op(i, o);
+      return OpSP{p.q, p.ql, p.k, p.kl, p.qo, p.ko, p.qw, p.kw, p.w_f32, p.d, p.t};
+    });
+    auto token_packed = [&](const char* name, auto launch) {
+      add(name, [=](int i, int o) { CHECK(launch(op_sp(i, o), tokens, d, 1e-5f, g_stream)); });
+    };
+    token_packed("token T weight G128 CH2 MinB8 lean packed", r3::launch_rope_token<128, 2, 8, true, OpSP, false, true>);
+    token_packed("token T weight G128 CH2 MinB10 lean packed", r3::launch_rope_token<128, 2, 10, true, OpSP, false, true>);
+    token_packed("token T weight G64 CH4 MinB10 lean packed", r3::launch_rope_token<64, 4, 10, true, OpSP, false, true>);
     token_stream("token T weight G128 CH2 MinB8 lean, 3", r3::launch_rope_token<128, 2, 8, true, OpS, false, true>);
-    token_stream("token T weight G64 CH4 MinB12 lean, 2", r3::launch_rope_token<64, 4, 12, true, OpS, false, true>);
+    token_packed("token T weight G128 CH2 MinB8 lean packed, 2", r3::launch_rope_token<128, 2, 8, true, OpSP, false, true>);
+    // A warp a token: no barrier across warps before a token's stores, and at 384-512 threads/SM
+    // 12-16 tokens in flight against the shipped kernel's 8.
+    token_packed("token T weight G32 CH8 MinB4 lean packed", r3::launch_rope_token<32, 8, 4, true, OpSP, false, true>);
+    token_packed("token T weight G32 CH8 MinB3 lean packed", r3::launch_rope_token<32, 8, 3, true, OpSP, false, true>);
+    token_stream("token T weight G32 CH8 MinB4 lean", r3::launch_rope_token<32, 8, 4, true, OpS, false, true>);
+    token_stream("token T weight G32 CH8 MinB3 lean", r3::launch_rope_token<32, 8, 3, true, OpS, false, true>);
+    token_packed("token T weight G64 CH4 MinB6 lean packed", r3::launch_rope_token<64, 4, 6, true, OpSP, false, true>);
   } else {
     // The shipped kernel takes one group per token (q and k together, trig fetched once).
     auto token = [&](const char* name, auto launch) {
@@ -141,6 +175,18 @@ inline Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
     token("token G256 CH1 MinB8 lean", r3::launch_rope_token<256, 1, 8, false, Op, false, true>);
     token("token G256 CH1 MinB8", r3::launch_rope_token<256, 1, 8, false, Op>);
     token("token G256 CH1 MinB8 lean, 2", r3::launch_rope_token<256, 1, 8, false, Op, false, true>);
+    // Session 19: the Packed tables.
+    using OpP = r3::RopeRowOp<bf16, false, r3::TrigMode::Table, true, true>;
+    const auto op_p = packed([=](int i, int o) {
+      const Op p = op(i, o);
+      return OpP{p.q, p.ql, p.k, p.kl, p.qo, p.ko, p.qw, p.kw, p.w_f32, p.d, p.t};
+    });
+    auto token_packed = [&](const char* name, auto launch) {
+      add(name, [=](int i, int o) { CHECK(launch(op_p(i, o), tokens, d, 0.f, g_stream)); });
+    };
+    token_packed("token G256 CH1 MinB8 packed", r3::launch_rope_token<256, 1, 8, false, OpP>);
+    token_packed("token G256 CH1 MinB8 lean packed", r3::launch_rope_token<256, 1, 8, false, OpP, false, true>);
+    token("token G256 CH1 MinB8, 2", r3::launch_rope_token<256, 1, 8, false, Op>);
   }
   return w;
 }

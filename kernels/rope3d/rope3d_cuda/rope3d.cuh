@@ -9,7 +9,9 @@ namespace khub_kernels::rope3d {
 // Trig source of one token (b, s). The mode is a template parameter: a kernel specialised to one
 // mode has no branches between modes and no registers or stack for the others (table mode: 64 -> 48
 // registers, which let it take wide groups; docs/gpu-measurements.md, version 13).
-template <TrigMode M>
+// Packed (Table only): cos and sin interleaved in one [P, F, 2] buffer (sin = cos + 1), so a pair's
+// trig is one 8-byte load instead of two scalar ones.
+template <TrigMode M, bool Packed = false>
 struct TrigRow {
   const float* cos;  // Api: row pointers; Table: table bases
   const float* sin;
@@ -36,8 +38,14 @@ struct TrigRow {
         // Selects, not a run-time array index (which would put off/g in local memory).
         if constexpr (M == TrigMode::Table) {
           const int32_t o = (a == 0 ? off[0] : (a == 1 ? off[1] : off[2])) + k;
-          cv = __ldg(cos + o);
-          sv = __ldg(sin + o);
+          if constexpr (Packed) {
+            const float2 cs = __ldg(reinterpret_cast<const float2*>(cos) + o);
+            cv = cs.x;
+            sv = cs.y;
+          } else {
+            cv = __ldg(cos + o);
+            sv = __ldg(sin + o);
+          }
         } else {
           const float ga = a == 0 ? g[0] : (a == 1 ? g[1] : g[2]);
           const float angle = __fmul_rn(__ldg(freqs + k), __fsub_rn(__fmul_rn(ga, 2.f), 1.f));
@@ -55,10 +63,10 @@ struct TrigRow {
 };
 
 // The trig source of sample b, position s.
-template <TrigMode M>
-__device__ __forceinline__ TrigRow<M> trig_row_at(const TrigParams& t, int64_t b, int64_t s) {
+template <TrigMode M, bool Packed = false>
+__device__ __forceinline__ TrigRow<M, Packed> trig_row_at(const TrigParams& t, int64_t b, int64_t s) {
   const int64_t o = b * t.stride_b + s * t.stride_s;
-  TrigRow<M> r{nullptr, nullptr, t.freqs, {0, 0, 0}, {0.f, 0.f, 0.f}, t.pad_pairs, t.f};
+  TrigRow<M, Packed> r{nullptr, nullptr, t.freqs, {0, 0, 0}, {0.f, 0.f, 0.f}, t.pad_pairs, t.f};
   if constexpr (M == TrigMode::Api) {
     r.cos = t.cos + o;
     r.sin = t.sin + o;
@@ -74,10 +82,10 @@ __device__ __forceinline__ TrigRow<M> trig_row_at(const TrigParams& t, int64_t b
   return r;
 }
 
-template <TrigMode M>
-__device__ __forceinline__ TrigRow<M> trig_row(const TrigParams& t, int64_t row) {
+template <TrigMode M, bool Packed = false>
+__device__ __forceinline__ TrigRow<M, Packed> trig_row(const TrigParams& t, int64_t row) {
   const int64_t b = cuda::div_nonneg(row, t.seq);
-  return trig_row_at<M>(t, b, row - b * t.seq);
+  return trig_row_at<M, Packed>(t, b, row - b * t.seq);
 }
 
 // out = x * cos + rotate(x) * sin, each product and the sum rounded to fp32 (eager's order). c and
@@ -107,9 +115,10 @@ __device__ __forceinline__ void rotate_store(T* out, const float (&v)[V], const 
 // (row 2t = q, 2t + 1 = k) so both read the token's trig while it is in L1.
 // StreamOut: cache-streaming stores (cuda::st_out): faster for the plain rotation and for the fused
 // norm's per-token kernel, slower for the fused norm on one group per row.
-// M: the trig mode; TrigParams::mode must equal it.
-template <typename TT, bool Norm, TrigMode M, bool StreamOut = !Norm>
+// M: the trig mode; TrigParams::mode must equal it. Packed: see TrigRow.
+template <typename TT, bool Norm, TrigMode M, bool StreamOut = !Norm, bool Packed = false>
 struct RopeRowOp {
+  static_assert(!Packed || M == TrigMode::Table);
   using T = TT;
   static constexpr bool kNorm = Norm;
   static constexpr int kMinVec = 2;
@@ -133,7 +142,7 @@ struct RopeRowOp {
     T* out;
     const void* w;
     bool w_f32;
-    TrigRow<M> tr;
+    TrigRow<M, Packed> tr;
 
     template <int V, bool Side>
     __device__ __forceinline__ void load(int idx, float (&v)[V]) const {
@@ -196,7 +205,7 @@ struct RopeRowOp {
     const bool is_k = k && (r & 1);
     const int64_t rr = k ? r >> 1 : r;
     return Row{is_k ? k + cuda::row_offset(kl, rr) : q + cuda::row_offset(ql, rr), (is_k ? ko : qo) + rr * d,
-               is_k ? kw : qw, w_f32, trig_row<M>(t, rr)};
+               is_k ? kw : qw, w_f32, trig_row<M, Packed>(t, rr)};
   }
 
   // The q and k rows of one token (k required), the row offsets and the trig row worked out once.
@@ -211,7 +220,7 @@ struct RopeRowOp {
     if constexpr (Lean) {
       const uint32_t tk = static_cast<uint32_t>(token), b = cuda::fast_div(t.seq_div, tk);
       const uint32_t s = tk - b * t.seq_div.d;
-      const TrigRow<M> tr = trig_row_at<M>(t, b, s);
+      const TrigRow<M, Packed> tr = trig_row_at<M, Packed>(t, b, s);
       auto offset = [&](const RowLayout& l) {
         return l.inner == t.seq ? int64_t{b} * l.stride_outer + int64_t{s} * l.stride_inner : cuda::row_offset(l, token);
       };
@@ -220,7 +229,7 @@ struct RopeRowOp {
       qr = Row{q + qoff, qo + token * d, qw, w_f32, tr};
       kr = Row{k + koff, ko + token * d, kw, w_f32, tr};
     } else {
-      const TrigRow<M> tr = trig_row<M>(t, token);
+      const TrigRow<M, Packed> tr = trig_row<M, Packed>(t, token);
       const int64_t qoff = cuda::row_offset(ql, token);
       const int64_t koff = same_layout() ? qoff : cuda::row_offset(kl, token);
       qr = Row{q + qoff, qo + token * d, qw, w_f32, tr};
