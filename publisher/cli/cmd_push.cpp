@@ -137,7 +137,11 @@ Expected<publish::BuildTree> load_inputs(const PushCmdOptions& opts, ScratchDir&
 
 // What can be checked before anything is created on the Hub.
 Status check_push_arguments(const PushCmdOptions& opts) {
-  if (opts.repo) {
+  if (opts.repo && opts.repo->find('/') == std::string::npos) {  // a bare name: the token's user's repo
+    if (!is_valid_repo_name(*opts.repo))
+      return Error(ErrorCode::InvalidArgument, "invalid repo name '" + *opts.repo + "'",
+                   "use 1-96 letters, digits, '-', '_' or '.', not starting or ending with '-' or '.', or namespace/name");
+  } else if (opts.repo) {
     if (auto repo = hub::make_repo(*opts.repo); !repo) return repo.error();
   }
   if (!opts.branch.empty() && !is_valid_ref_name(opts.branch))
@@ -193,7 +197,7 @@ void setup_push(CLI::App& root) {
   auto opts = std::make_shared<PushCmdOptions>();
   auto* cmd = root.add_subcommand("push", "Publish a multi-variant kernel build to the Hub");
   cmd->add_option("inputs", opts->inputs, "kernel dir or its build/, or bundles from `khub pack`")->required();
-  cmd->add_option("--repo,--repo-id", opts->repo, "org/name (default: general.hub.repo-id of build.toml)");
+  cmd->add_option("--repo,--repo-id", opts->repo, "org/name, or a bare name for the token's user (default: general.hub.repo-id of build.toml)");
   cmd->add_option("--branch", opts->branch, "target branch (default: general.hub.branch, else v<version>)");
   cmd->add_option("--version", opts->version, "expected kernel version; must match metadata.json")
       ->check(CLI::Range(0, 1000000));

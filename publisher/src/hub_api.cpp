@@ -164,6 +164,16 @@ Error HubSession::http_error(const HttpRequest& request, const HttpResponse& r) 
   return err;
 }
 
+Expected<std::string> HubSession::whoami() {
+  HttpRequest req{"GET", endpoint_ + "/api/whoami-v2", {}, {}, {}};
+  KHUB_TRY(auto r, call(req, true, true));
+  if (r.status != 200) return http_error(req, r);
+  Json j = Json::parse(r.body, nullptr, false);
+  const std::string name = j.is_object() ? str(j, "name") : std::string();
+  if (name.empty()) return Error(ErrorCode::Protocol, "GET " + req.url + ": no user name in the answer");
+  return name;
+}
+
 Status HubSession::create_repo(bool is_private) {
   auto slash = repo_id_.find('/');
   Json body = {{"name", repo_id_.substr(slash + 1)}, {"organization", repo_id_.substr(0, slash)},

@@ -43,6 +43,8 @@ class HubSession {
   HubSession(UploadTransport& transport, std::string endpoint, std::string token, std::string repo_type,
              std::string repo_id, RetryPolicy retry);
 
+  /// The token's user name, from GET /api/whoami-v2 (the namespace of a bare repo name).
+  [[nodiscard]] Expected<std::string> whoami();
   /// POST /api/repos/create; 409 (exists) is success. Forbidden with a hint on 403.
   [[nodiscard]] Status create_repo(bool is_private);
   /// Branch name → head commit, from GET /api/{type}s/{repo}/refs.

@@ -10,6 +10,7 @@
 
 #include "hub_api.h"
 #include "khub/base/hash.h"
+#include "khub/base/url.h"
 #include "khub/protocol/build_config.h"
 #include "khub/protocol/metadata.h"
 #include "khub/publish/upload_plan.h"
@@ -62,10 +63,13 @@ Expected<Target> resolve_target(const BuildTree& tree, const PushOptions& o) {
     }
     t.repo_id = *repo_config->hub_repo_id;
   }
-  auto slash = t.repo_id.find('/');
-  if (slash == std::string::npos || slash == 0 || slash + 1 == t.repo_id.size() ||
-      t.repo_id.find('/', slash + 1) != std::string::npos) {
-    return Error(ErrorCode::InvalidArgument, "repo id must be <namespace>/<name>, got `" + t.repo_id + "`");
+  // A bare name is the token's user's repo (as the Hub creates it); push_build asks whoami.
+  const auto slash = t.repo_id.find('/');
+  const std::string_view ns = slash == std::string::npos ? "user" : std::string_view(t.repo_id).substr(0, slash);
+  const std::string_view name = slash == std::string::npos ? std::string_view(t.repo_id)
+                                                           : std::string_view(t.repo_id).substr(slash + 1);
+  if (!is_valid_repo_name(ns) || !is_valid_repo_name(name) || name.find('/') != std::string_view::npos) {
+    return Error(ErrorCode::InvalidArgument, "repo id must be <namespace>/<name> or <name>, got `" + t.repo_id + "`");
   }
   t.branch = o.branch ? *o.branch
              : (config && config->hub_branch) ? *config->hub_branch
@@ -228,6 +232,18 @@ Expected<PushResult> push_build(const BuildTree& tree, const PushOptions& o, Upl
   KHUB_TRY(auto local, collect_local_files(tree));
   if (o.token.empty() && !o.dry_run) {
     return Error(ErrorCode::Unauthorized, "no Hub token", "set HF_TOKEN to a token with write access");
+  }
+
+  if (target.repo_id.find('/') == std::string::npos) {
+    if (o.token.empty()) {
+      return Error(ErrorCode::InvalidArgument, "repo id `" + target.repo_id + "` has no namespace",
+                   "pass <namespace>/" + target.repo_id + ", or set HF_TOKEN so that the Hub names your user");
+    }
+    detail::HubSession account(transport, o.endpoint, o.token, o.repo_type, "",
+                               detail::RetryPolicy{5, o.retry_base_delay_ms});
+    KHUB_TRY(auto user, account.whoami());
+    target.repo_id = user + "/" + target.repo_id;
+    say(o, "Repo `" + target.repo_id + "` (the token's user)");
   }
 
   PushResult result;

@@ -68,7 +68,7 @@ TEST_F(PushCli, ExitCodes) {
   hash_all();
   EXPECT_EQ(run_khub("push " + kernel().string() + " --repo khub-test/relu", "hf_bad").code, 4);
   EXPECT_EQ(run_khub("push " + kernel().string()).code, 2);  // no --repo and no build.toml
-  EXPECT_EQ(run_khub("push " + kernel().string() + " --repo nonsense").code, 2);
+  EXPECT_EQ(run_khub("push " + kernel().string() + " --repo bad..name").code, 2);
   // Arguments that would fail half-way are refused before anything exists on the Hub.
   const std::string push = "push " + kernel().string() + " --repo khub-test/relu";
   for (const std::string& bad : {"push " + kernel().string() + " --repo ../relu", push + " --branch ../x",
@@ -83,6 +83,9 @@ TEST_F(PushCli, ExitCodes) {
   EXPECT_EQ(run_khub(push).code, 2);
   unsetenv("HF_HUB_OFFLINE");
   EXPECT_FALSE(server_->store().find_repo({localhub::RepoType::Kernel, "khub-test", "relu"}));
+  // A bare name is the token's user's repo.
+  EXPECT_EQ(run_khub("push " + kernel().string() + " --repo relu").code, 0);
+  EXPECT_TRUE(server_->store().find_repo({localhub::RepoType::Kernel, "tester", "relu"}));
 }
 
 #if KHUB_HAVE_ARCHIVE

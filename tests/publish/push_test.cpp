@@ -246,5 +246,42 @@ TEST_F(Push, DryRunWritesNothing) {
   EXPECT_FALSE(server_->store().find_repo({localhub::RepoType::Kernel, "khub-test", "relu"}));
 }
 
+TEST_F(Push, BareNameGoesToTheTokensUser) {
+  make_build(1024);
+  auto o = options();
+  o.repo_id = "relu";
+  auto r = push(o);
+  ASSERT_TRUE(r) << r.error().describe();
+  EXPECT_EQ(r->repo, "tester/relu");
+  EXPECT_TRUE(server_->store().find_repo({localhub::RepoType::Kernel, "tester", "relu"}));
+  EXPECT_FALSE(server_->store().find_repo({localhub::RepoType::Kernel, "khub-test", "relu"}));
+  EXPECT_EQ(transport_.log.front(), "GET " + server_->url() + "/api/whoami-v2");
+}
+
+TEST_F(Push, BareNameWithoutTokenSaysWhatToPass) {
+  make_build(1024);
+  auto o = options();
+  o.repo_id = "relu";
+  o.token.clear();
+  o.dry_run = true;
+  auto r = push(o);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::InvalidArgument);
+  EXPECT_NE(r.error().describe().find("<namespace>/relu"), std::string::npos) << r.error().describe();
+  EXPECT_EQ(transport_.requests, 0);
+}
+
+TEST_F(Push, MalformedRepoIdsAreRefused) {
+  make_build(1024);
+  for (const char* id : {"/relu", "khub-test/", "a/b/c"}) {
+    auto o = options();
+    o.repo_id = id;
+    auto r = push(o);
+    ASSERT_FALSE(r) << id;
+    EXPECT_EQ(r.error().code, ErrorCode::InvalidArgument) << id;
+  }
+  EXPECT_EQ(transport_.requests, 0);
+}
+
 }  // namespace
 }  // namespace khub::publish
