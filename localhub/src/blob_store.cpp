@@ -88,8 +88,8 @@ Status BlobStore::Writer::write(std::string_view data) {
   return {};
 }
 
-Expected<BlobInfo> BlobStore::Writer::commit(std::string_view expected_sha256,
-                                             std::optional<std::uint64_t> expected_size) {
+Expected<BlobInfo> BlobStore::Writer::close(std::string_view expected_sha256,
+                                            std::optional<std::uint64_t> expected_size, bool sync) {
   if (fd_ < 0) return Error(ErrorCode::Io, "blob writer is closed");
   BlobInfo info{to_hex(hasher_->finish()), size_};
   if (expected_size && *expected_size != size_) {
@@ -100,20 +100,62 @@ Expected<BlobInfo> BlobStore::Writer::commit(std::string_view expected_sha256,
     return Error(ErrorCode::Integrity,
                  "sha256 mismatch: expected " + std::string(expected_sha256) + ", got " + info.sha256);
   }
-  if (::fsync(fd_) != 0) return io_error("fsync " + tmp_.string(), errno);
-  ::close(fd_);
+  if (sync && ::fsync(fd_) != 0) return io_error("fsync " + tmp_.string(), errno);
+  if (::close(fd_) != 0) {
+    fd_ = -1;
+    return io_error("close " + tmp_.string(), errno);
+  }
   fd_ = -1;
+  return info;
+}
+
+Status BlobStore::Writer::publish(const BlobInfo& info, bool sync_dir) {
   auto dest = store_->path_of(info.sha256);
   std::error_code ec;
   fs::create_directories(dest.parent_path(), ec);
   if (fs::exists(dest, ec)) {  // same content already stored; the destructor drops tmp
     store_->touch(info.sha256);
-    return info;
+    return {};
   }
   if (::rename(tmp_.c_str(), dest.c_str()) != 0) return io_error("rename to " + dest.string(), errno);
   tmp_.clear();
-  fsync_dir(dest.parent_path());
+  if (sync_dir) fsync_dir(dest.parent_path());
+  return {};
+}
+
+Expected<BlobInfo> BlobStore::Writer::commit(std::string_view expected_sha256,
+                                             std::optional<std::uint64_t> expected_size) {
+  KHUB_TRY(auto info, close(expected_sha256, expected_size, true));
+  KHUB_CHECK(publish(info, true));
   return info;
+}
+
+Expected<BlobInfo> BlobStore::Batch::put(std::string_view data) {
+  KHUB_TRY(auto writer, store_->begin());
+  KHUB_CHECK(writer.write(data));
+  KHUB_TRY(auto info, writer.close({}, {}, false));
+  pending_.emplace_back(std::move(writer), info);
+  return info;
+}
+
+Status BlobStore::Batch::commit() {
+  if (pending_.empty()) return {};
+  // syncfs needs any descriptor on the file system; the store's root folder is one.
+  int fd = ::open(store_->tmp_dir().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return io_error("open " + store_->tmp_dir().string(), errno);
+  auto sync = [&]() -> Status {
+    if (::syncfs(fd) != 0) return io_error("syncfs " + store_->tmp_dir().string(), errno);
+    return {};
+  };
+  Status st = sync();  // every temp file's bytes on disk before any name points at them
+  for (auto& [writer, info] : pending_) {
+    if (!st) break;
+    st = writer.publish(info, false);
+  }
+  if (st) st = sync();  // and the new names
+  ::close(fd);
+  pending_.clear();
+  return st;
 }
 
 Expected<BlobStore::Writer> BlobStore::begin() {

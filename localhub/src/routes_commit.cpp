@@ -1,5 +1,6 @@
 // POST /api/{type}s/{repo}/commit/{rev}: the NDJSON commit. The body is read line by line;
-// inline files go to the blob store as they arrive, so memory stays bounded by one line.
+// inline files go to temp files of the blob store as they arrive, so memory stays bounded by one
+// line, and into place together once the whole body has parsed.
 #include "khub/base/hash.h"
 #include "routes.h"
 #include "tree_hash.h"
@@ -12,6 +13,7 @@ namespace {
 struct CommitParser {
   Hub& hub;
   CommitRequest request;
+  BlobStore::Batch inline_blobs{hub.store.blobs()};  // made durable together before the commit
   bool have_header = false;
   std::size_t line_no = 0;
 
@@ -91,7 +93,7 @@ struct CommitParser {
                    "Your push was rejected because it contains files larger than 10 MiB. Please use "
                    "https://git-lfs.github.com/ to store large files. Offending file: - " + path);
     }
-    KHUB_TRY(auto info, hub.store.blobs().put(bytes));
+    KHUB_TRY(auto info, inline_blobs.put(bytes));
     request.ops.push_back(CommitOp{OpKind::AddFile, path, info.sha256, info.size, false});
     return {};
   }
@@ -161,6 +163,7 @@ void post_commit(Hub& hub, const Req& req, Res& res, const Reader& reader, const
     if (auto st = parser.line(pending); !st) return send_error(res, st.error());
   }
   if (!parser.have_header) return send_error(res, 400, "BadRequest", "empty commit payload: the header line is missing");
+  if (auto st = parser.inline_blobs.commit(); !st) return send_error(res, st.error());
 
   for (const auto& op : parser.request.ops) {
     if (!op.lfs) continue;

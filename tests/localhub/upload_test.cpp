@@ -131,6 +131,27 @@ TEST_F(UploadTest, LfsFileNeverUploadedIs400) {
   EXPECT_EQ(head("kernels/acme/relu"), before);
 }
 
+// Inline files become blobs only once the whole commit has parsed: a rejected commit leaves
+// neither a blob nor a temp file behind.
+TEST_F(UploadTest, RejectedCommitLeavesNoInlineBlob) {
+  auto before = head("kernels/acme/relu");
+  const std::string a = "inline a " + std::string(300, 'a'), b = "inline b " + std::string(300, 'b');
+  auto r = commit({header(), file_line("a.txt", a), file_line("b.txt", b), json{{"key", "nonsense"}, {"value", json::object()}}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(head("kernels/acme/relu"), before);
+  EXPECT_FALSE(server_->store().blobs().contains(sha256_hex(a)));
+  EXPECT_FALSE(server_->store().blobs().contains(sha256_hex(b)));
+  EXPECT_TRUE(std::filesystem::is_empty(server_->store().blobs().tmp_dir()));
+  // The same files in a good commit land, and each is readable.
+  r = commit({header(), file_line("a.txt", a), file_line("b.txt", b), file_line("a2.txt", a)});
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_TRUE(server_->store().blobs().contains(sha256_hex(a)));
+  EXPECT_EQ(server_->store().blobs().read(sha256_hex(b)).value(), b);
+  EXPECT_TRUE(std::filesystem::is_empty(server_->store().blobs().tmp_dir()));
+}
+
 TEST_F(UploadTest, UploadWithWrongContentStoresNothing) {
   std::string data(5000, 'd');
   json batch{{"operation", "upload"}, {"transfers", {"basic"}}, {"objects", {{{"oid", sha256_hex(data)}, {"size", data.size()}}}}};

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "khub/base/error.h"
 #include "khub/base/hash.h"
@@ -38,11 +40,30 @@ class BlobStore {
    private:
     friend class BlobStore;
     Writer(BlobStore* store, std::filesystem::path tmp, int fd);
+    // Checks, optionally fsyncs and closes the temp file; the blob is not in place yet.
+    Expected<BlobInfo> close(std::string_view expected_sha256, std::optional<std::uint64_t> expected_size, bool sync);
+    // Renames the closed temp file into place (or drops it when the blob is already stored).
+    Status publish(const BlobInfo& info, bool sync_dir);
     BlobStore* store_ = nullptr;
     std::filesystem::path tmp_;
     int fd_ = -1;
     std::uint64_t size_ = 0;
     std::unique_ptr<Hasher> hasher_;
+  };
+
+  /// Blobs made durable together: put() writes and hashes a temp file without syncing it;
+  /// commit() syncs the file system once, renames every blob into place and syncs once more, so a
+  /// commit of N small files costs two syncfs calls instead of 2N fsyncs. Blobs of a batch that is
+  /// not committed are removed with it.
+  class Batch {
+   public:
+    explicit Batch(BlobStore& store) : store_(&store) {}
+    [[nodiscard]] Expected<BlobInfo> put(std::string_view data);
+    [[nodiscard]] Status commit();
+
+   private:
+    BlobStore* store_;
+    std::vector<std::pair<Writer, BlobInfo>> pending_;
   };
 
   [[nodiscard]] Expected<Writer> begin();
