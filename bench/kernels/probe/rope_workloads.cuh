@@ -4,6 +4,70 @@
 
 namespace probe {
 
+// ---- Probe kernel (session 19): U consecutive tokens a 128-thread group, every token's q and k
+// loads issued (ldg_now: where they stand) before the first token's reduction, so the later tokens'
+// loads are in flight while the earlier ones reduce and store. Lean rows only (n == G x CH x V), T
+// weights, Table trig (Op::Row's fetch / store_t_weight).
+template <typename Op, int G, int CH, int U, int MinBlocks>
+__global__ void __launch_bounds__(G, MinBlocks) rope_token_multi_kernel(const Op op, int64_t tokens, float eps) {
+  namespace kc = khub_kernels::cuda;
+  using T = typename Op::T;
+  using Row = typename Op::Row;
+  constexpr int V = 16 / sizeof(T);
+  constexpr int N = G * CH * V;
+  using Pre = typename Row::template Pre<V>;
+  kc::wait_for_previous_grid();
+  __shared__ float scratch[U][2 * (G / 32)];
+  const int lane = threadIdx.x;
+  const int64_t base = static_cast<int64_t>(blockIdx.x) * U;
+  kc::Pack16<T> pk[U][2][CH];
+  Row rows[U][2];
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    if (base + u >= tokens) break;
+    op.template token_rows<true>(base + u, rows[u][0], rows[u][1]);
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+#pragma unroll
+      for (int c = 0; c < CH; ++c) pk[u][j][c].u = kc::ldg_now(rows[u][j].x + (c * G + lane) * V);
+  }
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const bool active = base + u < tokens;  // the same for the whole group: the barrier is safe
+    if (!active) break;
+    Pre pre[CH];
+#pragma unroll
+    for (int c = 0; c < CH; ++c) rows[u][0].template fetch<V>((c * G + lane) * V, pre[c]);
+    float ss[2] = {0.f, 0.f};
+    kc::add_squares<G>(pk[u][0], lane, N, ss[0]);
+    kc::add_squares<G>(pk[u][1], lane, N, ss[1]);
+    kc::group_sum<G, 2>(ss, scratch[u]);
+    constexpr float inv_n = 1.f / N;
+    const float r[2] = {rsqrtf(ss[0] * inv_n + eps), rsqrtf(ss[1] * inv_n + eps)};
+#pragma unroll
+    for (int c = 0; c < CH; ++c) {
+      const int idx = (c * G + lane) * V;
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        float v[V];
+        kc::unpack16<T>(pk[u][j][c].u, v);
+        rows[u][j].template store_t_weight<V>(idx, v, r[j], pre[c]);
+      }
+    }
+  }
+}
+
+template <int G, int CH, int U, int MinBlocks, typename Op>
+cudaError_t launch_rope_token_multi(const Op& op, int64_t tokens, int n, float eps, cudaStream_t stream) {
+  constexpr int V = 16 / static_cast<int>(sizeof(typename Op::T));
+  if (n != G * CH * V) return cudaErrorInvalidValue;
+  Op lean = op;
+  lean.t.seq_div = khub_kernels::make_fast_div(static_cast<uint32_t>(op.t.seq));
+  const int64_t blocks = (tokens + U - 1) / U;
+  return khub_kernels::cuda::launch(rope_token_multi_kernel<Op, G, CH, U, MinBlocks>, dim3(static_cast<unsigned>(blocks)),
+                                    dim3(G), stream, lean, tokens, eps);
+}
+
 // ---- RoPE table mode q + k ------------------------------------------------------------------------
 // TorchLayout: q / k rows as the torch binding describes [B, S, D] (outer blocks of S rows, so the
 // rows of samples >= 1 take a division), not as one flat block of rows.
@@ -158,6 +222,13 @@ inline Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
     token_stream("token T weight G32 CH8 MinB4 lean", r3::launch_rope_token<32, 8, 4, true, OpS, false, true>);
     token_stream("token T weight G32 CH8 MinB3 lean", r3::launch_rope_token<32, 8, 3, true, OpS, false, true>);
     token_packed("token T weight G64 CH4 MinB6 lean packed", r3::launch_rope_token<64, 4, 6, true, OpSP, false, true>);
+    // Two and three tokens a group, all their loads issued first (rope_token_multi_kernel).
+    token_stream("multi U2 G128 CH2 MinB6", launch_rope_token_multi<128, 2, 2, 6, OpS>);
+    token_stream("multi U2 G128 CH2 MinB5", launch_rope_token_multi<128, 2, 2, 5, OpS>);
+    token_packed("multi U2 G128 CH2 MinB6 packed", launch_rope_token_multi<128, 2, 2, 6, OpSP>);
+    token_stream("multi U2 G128 CH2 MinB8", launch_rope_token_multi<128, 2, 2, 8, OpS>);
+    token_stream("multi U3 G128 CH2 MinB4", launch_rope_token_multi<128, 2, 3, 4, OpS>);
+    token_stream("token T weight G128 CH2 MinB8 lean, 4", r3::launch_rope_token<128, 2, 8, true, OpS, false, true>);
   } else {
     // The shipped kernel takes one group per token (q and k together, trig fetched once).
     auto token = [&](const char* name, auto launch) {
