@@ -99,14 +99,21 @@ Expected<std::string> choose_variant(const std::vector<std::string>& names, cons
 
 Status check_device_arch(const FetchedKernel& kernel, const variants::HostInfo& host) {
   const auto& backend = kernel.metadata.backend;
-  if (backend.type != protocol::BackendType::Cuda || !host.cuda_capability || !backend.archs) return {};
-  if (cuda_archs_admit(*backend.archs, *host.cuda_capability)) return {};
+  if (!backend.archs || backend.archs->empty()) return {};
   std::string list;
   for (const auto& a : *backend.archs) list += (list.empty() ? "" : ", ") + a;
+  std::string reason;
+  if (backend.type == protocol::BackendType::Cuda && host.cuda_capability &&
+      !cuda_archs_admit(*backend.archs, *host.cuda_capability)) {
+    reason = "CUDA capability " + host.cuda_capability->str() + " of the current device is not supported";
+  } else if (backend.type == protocol::BackendType::Rocm && host.rocm_arch &&
+             std::find(backend.archs->begin(), backend.archs->end(), *host.rocm_arch) == backend.archs->end()) {
+    reason = "ROCm arch " + *host.rocm_arch + " of the current device is not supported";  // exact names, as kernels
+  }
+  if (reason.empty()) return {};
   return Error(ErrorCode::Unsupported,
                "Kernel '" + kernel.metadata.name + "' variant '" + kernel.variant +
-                   "' does not support the current device: CUDA capability " + host.cuda_capability->str() +
-                   " of the current device is not supported by the architectures of the build: " + list +
+                   "' does not support the current device: " + reason + " by the architectures of the build: " + list +
                    ". The declared architectures can be incomplete (e.g. when a kernel has a Triton fallback), "
                    "pass `check_arch=False` to skip this check. Warning: the kernel may fail or crash the process "
                    "at run time when it does not support the device.",

@@ -24,6 +24,7 @@ inline variants::HostInfo cli_host(std::vector<std::string>* warnings = nullptr)
     host.backend = variants::Backend{variants::BackendKind::Cuda, variants::parse_dotted_version(cuda).value()};
   } else if (hip_version) {
     host.backend = variants::Backend{variants::BackendKind::Rocm, *hip_version};
+    host.rocm_arch = variants::rocm_device_arch();
   } else {
     host.backend = variants::Backend{};
   }

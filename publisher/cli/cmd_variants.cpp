@@ -90,6 +90,7 @@ void print_text(const HostInfo& host, const Resolution& r, bool trace) {
             << (host.cxx11_abi ? (*host.cxx11_abi ? "yes" : "no") : "none") << ", backend " << host.backend.token()
             << ", tvm-ffi " << or_none(host.tvm_ffi);
   if (host.cuda_capability) std::cout << ", gpu capability " << host.cuda_capability->str();
+  if (host.rocm_arch) std::cout << ", gpu arch " << *host.rocm_arch;
   if (host.os == "darwin") std::cout << ", macos " << or_none(host.macos);
   std::cout << "\naccepted (best first):" << (r.chosen() ? "" : " none") << '\n';
   for (const std::string& name : r.accepted()) std::cout << "  " << name << '\n';

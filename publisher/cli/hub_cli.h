@@ -43,7 +43,7 @@ inline void add_hub_flags(CLI::App* cmd, HubFlags& f, bool revisions = true) {
       ->check(CLI::IsMember({"kernel", "model"}));
   cmd->add_option("--cache-dir", f.cache_dir, "Cache root (default: KERNELS_CACHE, HF_HUB_CACHE, …)");
   cmd->add_option("--host", f.host_file, "Host JSON to choose for: os, cpu, torch, cxx11_abi, backend, backend_version, tvm_ffi, macos (null where "
-                  "absent), optional cuda_capability");
+                  "absent), optional cuda_capability and rocm_arch");
   cmd->add_option("--torch", f.torch, "Torch major.minor the kernel will run with (default: the LibTorch khub was built with)");
   cmd->add_option("--backend", f.backend, "Choose for `cpu` or the detected backend");
   cmd->add_flag("--json", f.json, "Print the result as JSON");

@@ -178,6 +178,35 @@ TEST_F(FetchTest, DeviceArchCheck) {
   EXPECT_TRUE(fetch(r));
 }
 
+// kernels' ROCm check: the device's gcnArchName (without features) must be one of the build's
+// archs, by name.
+TEST_F(FetchTest, DeviceArchCheckRocm) {
+  const std::string variant = "torch212-cxx11-rocm64-x86_64-linux";
+  auto files = test::sample_variant_files(variant, "_relu_rocm_abc1234");
+  auto& meta = files["build/" + variant + "/metadata.json"].content;
+  ASSERT_NE(meta.find("{\"type\":\"cuda\"}"), std::string::npos);
+  meta.replace(meta.find("{\"type\":\"cuda\"}"), 15, "{\"type\":\"rocm\",\"archs\":[\"gfx90a\",\"gfx1100\"]}");
+  hub_.commit("org/mi", "v1", files);
+  variants::HostInfo mi300 = h200();
+  mi300.backend = variants::Backend{variants::BackendKind::Rocm, variants::Version{6, 4}};
+  mi300.cuda_capability.reset();
+  mi300.rocm_arch = "gfx942";
+  auto o = test::fixture_options(hub_, cache_.path());
+  HubClient c(o);
+  auto k = fetch_kernel(c, mi300, request("org/mi", 1));
+  ASSERT_FALSE(k);
+  EXPECT_EQ(k.error().code, ErrorCode::Unsupported);
+  EXPECT_NE(k.error().message.find("variant '" + variant + "' does not support the current device: ROCm arch gfx942 "
+                                   "of the current device is not supported by the architectures of the build: "
+                                   "gfx90a, gfx1100. The declared"),
+            std::string::npos)
+      << k.error().message;
+  mi300.rocm_arch = "gfx90a";
+  EXPECT_TRUE(fetch_kernel(c, mi300, request("org/mi", 1))) << "gfx90a is listed";
+  mi300.rocm_arch.reset();  // no device: nothing to compare, as kernels without a GPU
+  EXPECT_TRUE(fetch_kernel(c, mi300, request("org/mi", 1)));
+}
+
 TEST(DeviceArch, Table) {
   using variants::Version;
   auto admit = [](std::vector<std::string> a, int M, int m) { return cuda_archs_admit(a, Version{M, m}); };

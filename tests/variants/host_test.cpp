@@ -2,6 +2,10 @@
 #include "khub/variants/host.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <sys/utsname.h>
 
 #include "khub/variants/candidates.h"
@@ -64,7 +68,9 @@ TEST(HostJson, RoundTrips) {
   a.cuda_capability = Version{9, 0};
   HostInfo b = darwin_host(metal(), Version{15, 7});
   HostInfo c = linux_host(std::nullopt, backend(BackendKind::Xpu, 2025, 3));
-  for (const HostInfo& h : {a, b, c}) {
+  HostInfo d = linux_host({2, 9}, rocm(6, 4));
+  d.rocm_arch = "gfx942";
+  for (const HostInfo& h : {a, b, c, d}) {
     Expected<HostInfo> back = host_from_json(host_to_json(h));
     ASSERT_TRUE(back) << back.error().message << "\n" << host_to_json(h);
     EXPECT_EQ(*back, h);
@@ -100,6 +106,9 @@ TEST(HostJson, ErrorsNameTheKey) {
       {R"({"os": "linux", "cpu": "x86_64", "torch": null, "cxx11_abi": null, "backend": "cpu",
            "backend_version": null, "tvm_ffi": "x", "macos": null, "extra": 1})",
        "host json: unknown key 'extra'"},
+      {R"({"os": "linux", "cpu": "x86_64", "torch": null, "cxx11_abi": null, "backend": "rocm",
+           "backend_version": "6.4", "tvm_ffi": null, "macos": null, "rocm_arch": 942})",
+       "host json: 'rocm_arch' must be a gfx name such as \"gfx942\" or null, got 942"},
   };
   for (const auto& [json, message] : cases) {
     Expected<HostInfo> h = host_from_json(json);
@@ -108,6 +117,37 @@ TEST(HostJson, ErrorsNameTheKey) {
     EXPECT_EQ(h.error().message.substr(0, message.size()), message) << json;
     EXPECT_EQ(h.error().message.find('\n'), std::string::npos);
   }
+}
+
+// The amdgpu driver's topology as sysfs shows it: node 0 the CPU (gfx_target_version 0), then
+// GPU nodes; the arch is rocminfo's gfx<major><minor hex><stepping hex>.
+class RocmTopology : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = std::filesystem::temp_directory_path() / ("khub_kfd_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(root_);
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+  void node(const std::string& name, long long gfx_target_version) {
+    std::filesystem::create_directories(root_ / name);
+    std::ofstream(root_ / name / "properties") << "cpu_cores_count 0\nsimd_count 1216\ngfx_target_version "
+                                               << gfx_target_version << "\nvendor_id 4098\n";
+  }
+  std::filesystem::path root_;
+};
+
+TEST_F(RocmTopology, FirstGpuNodeNamesTheArch) {
+  EXPECT_EQ(rocm_device_arch(root_), std::nullopt);  // no driver
+  node("0", 0);
+  EXPECT_EQ(rocm_device_arch(root_), std::nullopt);  // a CPU only
+  node("2", 110001);
+  node("10", 90402);
+  node("1", 90010);
+  EXPECT_EQ(rocm_device_arch(root_), "gfx90a");  // node 1 first, hex digits as rocminfo
+  std::filesystem::remove_all(root_ / "1");
+  EXPECT_EQ(rocm_device_arch(root_), "gfx1101");  // node 2 before node 10
+  std::filesystem::remove_all(root_ / "2");
+  EXPECT_EQ(rocm_device_arch(root_), "gfx942");
 }
 
 TEST(Detect, MatchesUnameAndIsStable) {

@@ -1,9 +1,14 @@
 // Host facts without torch (kernel-layout.md §3.1–§3.2): uname mapped like Python's platform module,
-// the CUDA runtime version from libcudart and the device capability from libcuda, both via dlopen.
+// the CUDA runtime version from libcudart and the device capability from libcuda, both via dlopen;
+// a ROCm device's arch from the amdgpu driver's topology in sysfs.
 #include "khub/variants/host.h"
 
 #include <dlfcn.h>
 #include <sys/utsname.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
 
 #if defined(__APPLE__)
 #include <sys/sysctl.h>
@@ -83,6 +88,32 @@ std::optional<Version> cuda_device_capability() {
     return std::nullopt;
   }
   return Version{major, minor};
+}
+
+std::optional<std::string> rocm_device_arch(const std::filesystem::path& kfd_nodes) {
+  std::error_code ec;
+  std::vector<std::pair<long, std::filesystem::path>> nodes;  // numeric order: node 10 after node 9
+  for (const auto& e : std::filesystem::directory_iterator(kfd_nodes, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos || name.size() > 9) continue;
+    nodes.emplace_back(std::stol(name), e.path());
+  }
+  std::sort(nodes.begin(), nodes.end());
+  for (const auto& [index, dir] : nodes) {
+    std::ifstream in(dir / "properties");
+    std::string key;
+    long long value = 0;
+    while (in >> key >> value) {
+      if (key != "gfx_target_version") continue;
+      if (value <= 0) break;  // a CPU node
+      const long long major = value / 10000, minor = value / 100 % 100, stepping = value % 100;
+      if (minor > 15 || stepping > 15) break;  // not a gfx name rocminfo could print
+      std::ostringstream out;
+      out << "gfx" << major << std::hex << minor << stepping;
+      return out.str();
+    }
+  }
+  return std::nullopt;
 }
 
 HostInfo detect_platform() {

@@ -14,7 +14,7 @@ using Json = nlohmann::ordered_json;
 
 constexpr std::array<std::string_view, 8> kKeys = {"os",     "cpu",     "torch", "cxx11_abi",
                                                    "backend", "backend_version", "tvm_ffi", "macos"};
-constexpr std::string_view kOptionalKey = "cuda_capability";
+constexpr std::array<std::string_view, 2> kOptionalKeys = {"cuda_capability", "rocm_arch"};
 
 Error bad(std::string message) { return Error(ErrorCode::InvalidArgument, "host json: " + std::move(message)); }
 
@@ -74,7 +74,8 @@ Expected<HostInfo> host_from_json(std::string_view json_text) {
     if (!obj.contains(std::string(key))) return bad("missing key '" + std::string(key) + "'");
   }
   for (const auto& item : obj.items()) {
-    if (std::find(kKeys.begin(), kKeys.end(), item.key()) == kKeys.end() && item.key() != kOptionalKey) {
+    if (std::find(kKeys.begin(), kKeys.end(), item.key()) == kKeys.end() &&
+        std::find(kOptionalKeys.begin(), kOptionalKeys.end(), item.key()) == kOptionalKeys.end()) {
       return bad("unknown key '" + item.key() + "'");
     }
   }
@@ -98,8 +99,14 @@ Expected<HostInfo> host_from_json(std::string_view json_text) {
   }
   KHUB_TRY(host.tvm_ffi, optional_version(obj, "tvm_ffi"));
   KHUB_TRY(host.macos, optional_version(obj, "macos"));
-  if (obj.contains(std::string(kOptionalKey))) {
-    KHUB_TRY(host.cuda_capability, optional_version(obj, kOptionalKey));
+  if (obj.contains("cuda_capability")) {
+    KHUB_TRY(host.cuda_capability, optional_version(obj, "cuda_capability"));
+  }
+  if (obj.contains("rocm_arch")) {
+    const Json& arch = obj.at("rocm_arch");
+    if (!arch.is_null() && (!arch.is_string() || arch.get<std::string>().empty()))
+      return bad("'rocm_arch' must be a gfx name such as \"gfx942\" or null, got " + arch.dump());
+    if (arch.is_string()) host.rocm_arch = arch.get<std::string>();
   }
   return host;
 }
@@ -115,6 +122,7 @@ std::string host_to_json(const HostInfo& host, int indent) {
   obj["tvm_ffi"] = version_json(host.tvm_ffi);
   obj["macos"] = version_json(host.macos);
   obj["cuda_capability"] = version_json(host.cuda_capability);
+  obj["rocm_arch"] = host.rocm_arch ? Json(*host.rocm_arch) : Json(nullptr);
   return obj.dump(indent);
 }
 

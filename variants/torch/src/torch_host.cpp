@@ -34,6 +34,7 @@ HostInfo detect_host() {
     host.backend = Backend{BackendKind::Cuda, cuda};
   } else if (auto hip = parse_dotted_version(hip_release(KHUB_TORCH_HIP_VERSION))) {
     host.backend = Backend{BackendKind::Rocm, hip};
+    host.rocm_arch = rocm_device_arch();
   }
   host.cuda_capability = cuda_device_capability();
   return host;

@@ -1,6 +1,7 @@
 #pragma once
 // The facts about a host that decide which variants it accepts (kernel-layout.md §3). Code that
 // has no torch builds a HostInfo itself or calls detect_host(); torch_bridge fills it from LibTorch.
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,7 @@ struct HostInfo {
   std::optional<Version> tvm_ffi;
   std::optional<Version> macos;        // darwin only
   std::optional<Version> cuda_capability;  // compute capability of device 0, when a GPU is present
+  std::optional<std::string> rocm_arch;    // ROCm device 0's gcnArchName without features (gfx942)
   friend bool operator==(const HostInfo&, const HostInfo&) = default;
 };
 
@@ -37,6 +39,11 @@ struct HostInfo {
 [[nodiscard]] std::optional<Version> cuda_runtime_version(std::vector<std::string>* warnings = nullptr);
 /// compute capability of CUDA device 0 through libcuda's driver API (none without a driver or GPU).
 [[nodiscard]] std::optional<Version> cuda_device_capability();
+/// the gfx name of the first GPU node of the amdgpu driver's KFD topology (`gfx_target_version`
+/// 90402 → gfx942, 90010 → gfx90a, as rocminfo prints it): the arch kernels compares with a ROCm
+/// build's archs (torch's gcnArchName without its `:feature` flags). None without an AMD GPU.
+[[nodiscard]] std::optional<std::string> rocm_device_arch(
+    const std::filesystem::path& kfd_nodes = "/sys/class/kfd/kfd/topology/nodes");
 
 /// Applies an explicit backend override (`cpu` or the detected backend's name), with upstream's
 /// error `Invalid backend '<b>', system supported backends: cpu, cuda`.

@@ -9,7 +9,8 @@ namespace khub::variants {
 /// LibTorch was built with (Linux only, none elsewhere); backend = CUDA at the CUDA runtime version
 /// LibTorch was built with when its CUDA library is loaded, else ROCm at the HIP version of a ROCm
 /// build, else cpu (Metal, XPU, CANN, Neuron and TPU are Python-side detections: use with_backend()
-/// or a host JSON); cuda_capability = device 0 through the driver API. Never throws.
+/// or a host JSON); cuda_capability = device 0 through the driver API; rocm_arch (a ROCm torch)
+/// from the amdgpu driver's topology. Never throws.
 [[nodiscard]] HostInfo detect_host();
 
 }  // namespace khub::variants
