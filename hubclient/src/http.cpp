@@ -7,6 +7,7 @@
 #include <cctype>
 #include <mutex>
 
+#include "khub/base/curl_http_only.h"
 #include "khub/base/redact.h"
 
 namespace khub::hub::detail {
@@ -139,6 +140,7 @@ Expected<HttpResponse> HttpClient::perform(const HttpRequest& request) {
   curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
   curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+  restrict_to_http(easy);
   curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &on_header);
   curl_easy_setopt(easy, CURLOPT_HEADERDATA, &ex);
@@ -188,6 +190,11 @@ bool has_scheme(std::string_view url) {
   return std::all_of(url.begin(), url.begin() + static_cast<std::ptrdiff_t>(colon), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
   });
+}
+
+bool is_http_url(std::string_view url) {
+  const std::string head = lower(std::string(url.substr(0, 8)));
+  return head.starts_with("http://") || head.starts_with("https://");
 }
 
 std::string url_origin(std::string_view url) {

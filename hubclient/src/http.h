@@ -65,6 +65,8 @@ class HttpClient {
 [[nodiscard]] std::string url_origin(std::string_view url);
 /// Whether `url` starts with a scheme ("https://…"); "/a?next=http://x" is relative.
 [[nodiscard]] bool has_scheme(std::string_view url);
+/// Whether url is http:// or https:// (any case): the only schemes khub follows or sends.
+[[nodiscard]] bool is_http_url(std::string_view url);
 /// Resolves a Location header against the URL it came from.
 [[nodiscard]] std::string join_url(std::string_view base, std::string_view location);
 

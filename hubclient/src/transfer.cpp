@@ -27,6 +27,12 @@ std::string normalise_etag(std::string etag) {
 
 constexpr int kMaxHops = 10;
 
+Error non_http_redirect(std::string_view method, const std::string& from, const std::string& to) {
+  return Error(ErrorCode::Protocol,
+               std::string(method) + " " + redact(from) + ": redirect to a non-HTTP URL refused: " + redact(to),
+               "the server is not a Hugging Face Hub (proxy or firewall?)");
+}
+
 }  // namespace
 
 Expected<FileMetadata> HubClient::file_metadata(const RepoRef& repo, std::string_view revision,
@@ -47,6 +53,7 @@ Expected<FileMetadata> HubClient::file_metadata(const RepoRef& repo, std::string
       std::string location = res.header("location");
       if (location.empty()) return Error(ErrorCode::Protocol, "redirect without Location from HEAD " + redact(url));
       std::string next = detail::join_url(url, location);
+      if (!detail::is_http_url(next)) return non_http_redirect("HEAD", url, next);
       bool relative = !detail::has_scheme(location) && location.rfind("//", 0) != 0;
       if (relative || impl.is_hub_host(next)) {  // same host: follow, keeping the token
         url = next;
@@ -221,7 +228,9 @@ Status HubClient::download(const FileMetadata& meta, const fs::path& dest, std::
     }
     if (res && res->is_redirect() && hops < kMaxHops) {  // CDN bridge hops; the token only goes to Hub hosts
       ++hops;
-      url = detail::join_url(url, res->header("location"));
+      std::string next = detail::join_url(url, res->header("location"));
+      if (!detail::is_http_url(next)) return fail(non_http_redirect("GET", url, next));
+      url = std::move(next);
       continue;
     }
     if (res && res->status >= 200 && res->status < 300) {

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <fstream>
 
+#include "khub/base/curl_http_only.h"
 #include "khub/publish/upload_transport.h"
 
 namespace khub::publish {
@@ -71,6 +72,7 @@ class CurlTransport final : public UploadTransport {
     list = curl_slist_append(list, "Expect:");  // no 100-continue round trip
     std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> headers(list, curl_slist_free_all);
     curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
+    restrict_to_http(h);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
     curl_easy_setopt(h, CURLOPT_USERAGENT, options_.user_agent.c_str());
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, options_.connect_timeout_s);

@@ -117,6 +117,31 @@ TEST_F(DownloadTest, LfsFromOtherHostWithoutToken) {
   EXPECT_EQ(to_hex(*hash_file(*p, HashAlgorithm::Sha256)), blob_name);
 }
 
+// A hostile Hub or CDN cannot turn a download into another protocol's request (file://, gopher://
+// ...): such a Location is refused before anything is sent, and nothing is cached.
+TEST_F(DownloadTest, RedirectsToOtherProtocolsAreRefused) {
+  const auto secret = dir_.path() / "secret.txt";  // outside the cache folder below
+  std::ofstream(secret) << "local secret";
+  for (const std::string& location : {"file://" + secret.string(), std::string("gopher://127.0.0.1:1/_SET%20x"),
+                                     std::string("FILE://") + secret.string(), std::string("dict://127.0.0.1:1/")}) {
+    for (bool at_cdn : {false, true}) {
+      test::Faults f;
+      f.match = at_cdn ? "/blobs/" : "/resolve/";
+      (at_cdn ? f.cdn_location : f.lfs_location) = location;
+      hub_.set_faults(f);
+      HubClient c(options());
+      auto p = fetch_file(c, repo_, commit_, kSo);
+      ASSERT_FALSE(p) << location;
+      EXPECT_EQ(p.error().code, ErrorCode::Protocol) << p.error().describe();
+      EXPECT_NE(p.error().message.find("redirect to a non-HTTP URL refused"), std::string::npos) << p.error().describe();
+      EXPECT_EQ(p.error().describe().find("local secret"), std::string::npos);
+      for (const auto& e : fs::recursive_directory_iterator(dir_.path()))
+        EXPECT_FALSE(e.is_regular_file() && e.path().string().find("blobs") != std::string::npos) << e.path();
+    }
+  }
+  fs::remove(secret);
+}
+
 TEST_F(DownloadTest, ResumesAfterDroppedConnection) {
   test::Faults f;
   f.match = "/blobs/";

@@ -282,8 +282,10 @@ void FixtureHub::State::routes() {
     if (f.lfs) {
       const std::string& sha = f.sha256;
       res.status = 302;
-      res.set_header("Location", "http://localhost:" + std::to_string(s.cdn_port) + "/blobs/" + sha +
-                                     "?X-Amz-Signature=fixture-secret&X-Amz-Expires=3600");
+      res.set_header("Location", !s.faults.lfs_location.empty() && s.matches(req)
+                                     ? s.faults.lfs_location
+                                     : "http://localhost:" + std::to_string(s.cdn_port) + "/blobs/" + sha +
+                                           "?X-Amz-Signature=fixture-secret&X-Amz-Expires=3600");
       res.set_header("X-Linked-Etag", "\"" + sha + "\"");
       res.set_header("X-Linked-Size", std::to_string(f.content->size()));
       res.set_header("ETag", "\"" + f.blob_oid + "\"");
@@ -310,6 +312,11 @@ void FixtureHub::State::routes() {
       return;
     }
     if (s.inject_status(req, res)) return;
+    if (!s.faults.cdn_location.empty() && s.matches(req)) {
+      res.status = 302;
+      res.set_header("Location", s.faults.cdn_location);
+      return;
+    }
     auto it = s.blobs.find(req.matches[1]);
     if (it == s.blobs.end()) {
       res.status = 404;

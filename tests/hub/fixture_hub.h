@@ -31,6 +31,8 @@ struct Faults {
   bool escape_path = false;   // tree listings contain "../escape"
   int page_size = 0;          // > 0: tree listings paginate with Link headers
   std::string etag;           // non-empty: regular files' HEAD/GET answer this ETag
+  std::string lfs_location;   // non-empty: LFS resolves redirect here instead of to the CDN
+  std::string cdn_location;   // non-empty: matching CDN GETs answer 302 to here
 };
 
 struct RequestRecord {
