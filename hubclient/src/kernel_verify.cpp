@@ -44,12 +44,24 @@ std::optional<ArchEntry> parse_arch(std::string_view s) {
   return e;
 }
 
-// Removes the blob behind a cached snapshot file and the pointer itself.
+// Removes a cached snapshot file and the blob it links to, only when that blob is a file of its
+// own repo folder's blobs/: a link planted to point elsewhere (a shared cache) loses the link, and
+// what it points at stays.
 void delete_cached_file(const fs::path& file) {
   std::error_code ec;
   if (fs::is_symlink(file, ec)) {
-    fs::path blob = fs::weakly_canonical(file.parent_path() / fs::read_symlink(file, ec), ec);
-    if (!ec) fs::remove(blob, ec);
+    const fs::path blob = fs::weakly_canonical(file.parent_path() / fs::read_symlink(file, ec), ec);
+    fs::path repo;
+    for (fs::path p = file.parent_path(); p.has_relative_path(); p = p.parent_path()) {
+      if (p.filename() == "snapshots") {
+        repo = p.parent_path();
+        break;
+      }
+    }
+    std::error_code ec_blobs;
+    const fs::path blobs = repo.empty() ? fs::path() : fs::weakly_canonical(repo / "blobs", ec_blobs);
+    if (!ec && !ec_blobs && !blobs.empty() && blob.parent_path() == blobs && fs::is_regular_file(blob, ec))
+      fs::remove(blob, ec);
   }
   fs::remove(file, ec);
 }

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 
 #include "fixture_hub.h"
 #include "khub/base/fs.h"
@@ -159,6 +160,25 @@ TEST_F(FetchTest, DigestMismatchDeletesTheBlob) {
   for (const auto& e : fs::recursive_directory_iterator(cache_.path() / "kernels--org--bad"))
     if (e.path().filename() == "__init__.py" && e.path().parent_path().filename() == kVariant) init_present = true;
   EXPECT_FALSE(init_present);
+}
+
+// A shared cache whose snapshot link was pointed at another file: the mismatch is reported and the
+// link removed, but the file it pointed at is not deleted (only a blob of the repo folder is).
+TEST_F(FetchTest, PlantedLinkOutsideTheCacheIsNotFollowedToDelete) {
+  auto k = fetch(request("org/relu", 1));
+  ASSERT_TRUE(k) << k.error().describe();
+  const fs::path link = k->variant_dir / "__init__.py";
+  ASSERT_TRUE(fs::is_symlink(link));
+  test::TempDir outside;
+  const fs::path victim = outside.path() / "victim.txt";
+  std::ofstream(victim) << "someone else's file\n";
+  fs::remove(link);
+  fs::create_symlink(victim, link);
+  auto again = fetch(request("org/relu", 1), /*offline=*/true);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code, ErrorCode::Integrity) << again.error().describe();
+  EXPECT_TRUE(fs::exists(victim));
+  EXPECT_FALSE(fs::is_symlink(link));  // the planted link is gone
 }
 
 TEST_F(FetchTest, DeviceArchCheck) {
