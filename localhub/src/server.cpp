@@ -1,6 +1,12 @@
 #include "khub/localhub/server.h"
 
+#include <fcntl.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <condition_variable>
 #include <fstream>
 #include <map>
@@ -22,6 +28,7 @@ using Clock = std::chrono::steady_clock;
 thread_local Clock::time_point t_start;
 thread_local std::optional<FaultRule> t_fault;
 
+// Request ids: unique enough to trace a request, not secret.
 std::string random_hex(size_t bytes) {
   thread_local std::mt19937_64 rng(std::random_device{}());
   std::string out;
@@ -34,17 +41,34 @@ std::string random_hex(size_t bytes) {
   return out;
 }
 
+// The key that signs LFS URLs: 32 bytes from the kernel's CSPRNG (a guessable key would let anyone
+// forge URLs for any stored blob, private repos' too), kept in a file only the owner can read.
 Expected<std::string> load_secret(const std::filesystem::path& root) {
   auto file = root / "url-secret";
   std::ifstream in(file);
   std::string secret;
   if (in && std::getline(in, secret) && secret.size() == 64) return secret;
-  secret = random_hex(32);
+  unsigned char key[32];
+  for (std::size_t got = 0; got < sizeof key;) {
+    const ssize_t n = ::getrandom(key + got, sizeof key - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Error(ErrorCode::Io, std::string("getrandom: ") + std::strerror(errno));
+    got += static_cast<std::size_t>(n);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  secret.clear();
+  for (unsigned char b : key) {
+    secret.push_back(kHex[b >> 4]);
+    secret.push_back(kHex[b & 15]);
+  }
   auto tmp = root / "url-secret.tmp";
   {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << secret << '\n';
-    if (!out) return Error(ErrorCode::Io, "cannot write " + tmp.string());
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return Error(ErrorCode::Io, "cannot write " + tmp.string() + ": " + std::strerror(errno));
+    const std::string line = secret + '\n';
+    const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fsync(fd) == 0;
+    ::close(fd);
+    if (!ok) return Error(ErrorCode::Io, "cannot write " + tmp.string());
   }
   std::error_code ec;
   std::filesystem::rename(tmp, file, ec);

@@ -92,8 +92,11 @@ RepoStore::~RepoStore() = default;
 
 Expected<std::unique_ptr<RepoStore>> RepoStore::open(const std::filesystem::path& root, StoreOptions options) {
   std::error_code ec;
-  std::filesystem::create_directories(root, ec);
+  const bool created = std::filesystem::create_directories(root, ec);
   if (ec) return Error(ErrorCode::Io, "cannot create store folder " + root.string() + ": " + ec.message());
+  // A new store is the server's alone (private repos' blobs, the URL-signing key); an existing
+  // folder keeps the modes its owner gave it.
+  if (created) std::filesystem::permissions(root, std::filesystem::perms::owner_all, ec);
   auto impl = std::make_unique<Impl>(root, std::move(options));
   if (impl->options.remove_leftovers) impl->blobs.remove_leftovers();
   KHUB_TRY(impl->pool, db::Pool::open(root / "hub.sqlite3"));

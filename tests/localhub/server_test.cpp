@@ -1,5 +1,6 @@
 // The read side of the Hub API against a real loopback server: repo info, refs, branches and
 // tags, tree listing with pagination, resolve headers, ranges, auth and organisation overview.
+#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -45,6 +46,33 @@ TEST_F(ServerTest, CreateRepoThenConflict) {
 
 // expand=true (tree and paths-info): each entry's lastCommit is the newest commit that changed it,
 // which HfFileSystem.modified and list_repo_tree(expand=True) read.
+// A new store is the owner's alone, and its URL-signing key is random and kept across restarts.
+TEST_F(ServerTest, NewStoreIsPrivateWithARandomKey) {
+  namespace fs = std::filesystem;
+  const fs::path root = dir_.path / "store";
+  EXPECT_EQ(fs::status(root).permissions() & fs::perms::all, fs::perms::owner_all);
+  EXPECT_EQ(fs::status(root / "url-secret").permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  auto read_key = [&](const fs::path& file) {
+    std::ifstream in(file);
+    std::string key;
+    std::getline(in, key);
+    return key;
+  };
+  const std::string key = read_key(root / "url-secret");
+  EXPECT_EQ(key.size(), 64u);
+  EXPECT_EQ(key.find_first_not_of("0123456789abcdef"), std::string::npos);
+  restart(config());
+  EXPECT_EQ(read_key(root / "url-secret"), key);
+  // Another store draws another key.
+  ServerOptions o;
+  o.root = dir_.path / "other";
+  Server other(std::move(o));
+  ASSERT_TRUE(other.start());
+  EXPECT_NE(read_key(dir_.path / "other" / "url-secret"), key);
+  other.stop();
+}
+
 TEST_F(ServerTest, ExpandGivesEachPathItsLastCommit) {
   ASSERT_EQ(create_repo("model", "acme", "m")->status, 200);
   const std::string first = head("models/acme/m");
