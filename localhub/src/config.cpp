@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <sstream>
@@ -39,11 +40,25 @@ Status read_size(const json& j, const char* key, std::uint64_t& out) {
   out = j[key].get<std::uint64_t>();
   return {};
 }
+// A misspelt key must not be ignored: `"tokns"` would start a server without tokens (open to
+// anyone), `"acess"` would make a read token.
+Status known_keys(const json& obj, std::initializer_list<std::string_view> keys, const std::string& where) {
+  for (const auto& item : obj.items()) {
+    if (std::find(keys.begin(), keys.end(), item.key()) != keys.end()) continue;
+    std::string list;
+    for (auto k : keys) list += (list.empty() ? "" : ", ") + std::string(k);
+    return bad("unknown key \"" + item.key() + "\"" + where + " (known: " + list + ")");
+  }
+  return {};
+}
 }  // namespace
 
 Expected<ServerConfig> parse_config(std::string_view text) {
   json j = json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return bad("not a JSON object");
+  KHUB_CHECK(known_keys(j, {"anonymous_read", "trusted_orgs", "tokens", "lfs_chunk_size", "max_regular_file",
+                            "max_commit_body", "max_object_size", "blob_base_url", "resolve_cache_redirects", "faults"},
+                        ""));
   ServerConfig c;
   if (j.contains("anonymous_read")) {
     if (!j["anonymous_read"].is_boolean()) return bad("anonymous_read must be true or false");
@@ -56,6 +71,7 @@ Expected<ServerConfig> parse_config(std::string_view text) {
       if (!t.is_object() || !t.contains("token") || !t["token"].is_string() || t["token"].get<std::string>().empty()) {
         return bad("each tokens entry needs a non-empty \"token\" string");
       }
+      KHUB_CHECK(known_keys(t, {"token", "user", "access", "orgs", "namespaces"}, " in a tokens entry"));
       TokenGrant g;
       g.token = t["token"].get<std::string>();
       if (t.contains("user")) {

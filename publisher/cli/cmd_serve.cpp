@@ -38,6 +38,10 @@ struct ServeOptions {
 
 int run_gc(const ServeOptions& o) {
   if (o.grace_s < 0) return report_error(Error(ErrorCode::InvalidArgument, "--grace must be >= 0 seconds"));
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::path(o.root) / "hub.sqlite3", ec))  // a typo must not make a store
+    return report_error(Error(ErrorCode::InvalidArgument, "--root " + o.root + " holds no khub store",
+                              "pass the folder a `khub serve --root` wrote"));
   localhub::StoreOptions store_options;
   store_options.remove_leftovers = false;  // another server's uploads in flight live there
   auto store = localhub::RepoStore::open(o.root, std::move(store_options));
@@ -126,13 +130,14 @@ void setup_serve(CLI::App& root) {
                   "Inject a fault: 'PATTERN=drop-mid-body|500|503|429[:S]|slow:MS|ignore-range|wrong-size|"
                   "wrong-etag[,count=N]'; repeatable");
   cmd->add_flag("-q,--quiet", opts->quiet, "Do not log requests");
-  cmd->add_flag("--gc", opts->gc,
+  auto* gc = cmd->add_flag("--gc", opts->gc,
                 "Delete what no commit reaches (deleted repos' trees, unreferenced blobs, abandoned uploads) and "
                 "exit; safe beside a running server");
   cmd->add_option("--grace", opts->grace_s, "With --gc: keep unreferenced blobs and uploads younger than this (s)")
-      ->capture_default_str();
-  cmd->add_flag("--dry-run", opts->dry_run, "With --gc: count what would be removed, remove nothing");
-  cmd->add_flag("--json", opts->json, "With --gc: print the report as JSON");
+      ->capture_default_str()
+      ->needs(gc);
+  cmd->add_flag("--dry-run", opts->dry_run, "With --gc: count what would be removed, remove nothing")->needs(gc);
+  cmd->add_flag("--json", opts->json, "With --gc: print the report as JSON")->needs(gc);
   cmd->callback([opts] { set_exit_code(run_serve(*opts)); });
 }
 

@@ -108,6 +108,19 @@ TEST(CliServe, RefusesUnsafeOrMalformedOptions) {
   EXPECT_EQ(wait_exit(cfg.pid), 2);
   close(cfg.out);
   EXPECT_NE(slurp(dir.path / "e3.log").find("tokens must be a list"), std::string::npos);
+  // --gc's options without --gc, and --gc on a folder that holds no store (a typo), do nothing.
+  const auto missing = dir.path / "no-such-store";
+  int n = 4;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--root", dir.path.string(), "--dry-run"}, {"--root", dir.path.string(), "--json"},
+        {"--root", dir.path.string(), "--grace", "5"}, {"--root", missing.string(), "--gc"}}) {
+    const auto log = dir.path / ("e" + std::to_string(n++) + ".log");
+    auto p = spawn_serve(args, log);
+    EXPECT_EQ(wait_exit(p.pid), 2) << slurp(log);
+    close(p.out);
+    EXPECT_EQ(slurp(log).find('\n'), slurp(log).size() - 1) << "one line: " << slurp(log);
+  }
+  EXPECT_FALSE(std::filesystem::exists(missing));
 }
 
 // `khub serve --gc` beside a server serving the same store: the deleted repo's blob goes, the

@@ -40,7 +40,10 @@ TEST(Config, RejectsBadShapesWithTheKeyName) {
                            Case{R"({"tokens": [{"token": "t", "access": "admin"}]})", "access"},
                            Case{R"({"lfs_chunk_size": 0})", "lfs_chunk_size"},
                            Case{R"({"trusted_orgs": "acme"})", "trusted_orgs"},
-                           Case{R"({"faults": ["nonsense"]})", "fault"}}) {
+                           Case{R"({"faults": ["nonsense"]})", "fault"},
+                           // Misspelt keys: no tokens at all (an open server), or a read token.
+                           Case{R"({"tokns": [{"token": "t", "access": "write"}]})", "unknown key \"tokns\""},
+                           Case{R"({"tokens": [{"token": "t", "acess": "write"}]})", "unknown key \"acess\" in a tokens entry"}}) {
     auto c = parse_config(json);
     ASSERT_FALSE(c) << json;
     EXPECT_EQ(c.error().code, ErrorCode::InvalidArgument);
