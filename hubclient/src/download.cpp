@@ -125,8 +125,10 @@ Expected<fs::path> fetch_file(HubClient& client, const RepoRef& repo, std::strin
                    "check that the cache folder is writable (KERNELS_CACHE / HF_HUB_CACHE)");
     KHUB_TRY(auto lock, FileLock::acquire(cache.lock_file(repo, meta.etag), client.options().lock_timeout));
     if (!present(blob)) {  // another process may have finished it while we waited
+      // huggingface_hub's name for a blob in progress. Under the blob's lock nobody else writes it,
+      // so a file there was left by an interrupted download (khub's or Python's): it is resumed.
       fs::path tmp = blob;
-      tmp += "." + random_hex8() + ".incomplete";
+      tmp += ".incomplete";
       KHUB_CHECK(client.download(meta, tmp, path));
       KHUB_CHECK(chmod_like_umask(tmp));
       // Without symlinks a new blob moves into the snapshot, as huggingface_hub does, so the bytes

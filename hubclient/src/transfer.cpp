@@ -1,12 +1,14 @@
 // Resolve HEAD (metadata from the last Hub-host response) and GET with resume and verification
 // (hub-protocol §2.2–§2.6).
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "client_impl.h"
 #include "khub/base/hash.h"
@@ -121,6 +123,29 @@ struct Sink {
     reset_hash();
     return ::ftruncate(fd, 0) == 0 && ::lseek(fd, 0, SEEK_SET) == 0;
   }
+  // Takes over the bytes a download of the same blob left (hashing them), so the transfer goes on
+  // from there; more bytes than the blob has start it over.
+  bool resume_existing() {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return fail_io();
+    if (st.st_size == 0) return true;
+    if (static_cast<std::uint64_t>(st.st_size) > expected) return truncate() || fail_io();
+    std::vector<char> buf(1u << 20);
+    for (;;) {
+      const ssize_t n = ::read(fd, buf.data(), buf.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return fail_io();
+      if (n == 0) break;
+      if (hasher) hasher->update(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+      have += static_cast<std::uint64_t>(n);
+    }
+    written_back = have;
+    return true;
+  }
+  bool fail_io() {
+    write_error = std::strerror(errno);
+    return false;
+  }
   bool write(std::string_view chunk) {
     const char* p = chunk.data();
     std::size_t left = chunk.size();
@@ -161,7 +186,7 @@ Status HubClient::download(const FileMetadata& meta, const fs::path& dest, std::
   sink.expected = meta.size;
   sink.check_hash = is_hex(meta.etag) && (meta.etag.size() == 64 || meta.etag.size() == 40);
   sink.algorithm = meta.etag.size() == 64 ? HashAlgorithm::Sha256 : HashAlgorithm::Sha1;
-  sink.fd = ::open(dest.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  sink.fd = ::open(dest.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   if (sink.fd < 0) return Error(ErrorCode::Io, "cannot create " + dest.string() + ": " + std::strerror(errno),
                                 "check that the cache folder is writable (KERNELS_CACHE / HF_HUB_CACHE)");
   struct Closer {
@@ -169,6 +194,11 @@ Status HubClient::download(const FileMetadata& meta, const fs::path& dest, std::
     ~Closer() { ::close(fd); }
   } closer{sink.fd};
   sink.reset_hash();
+  if (!sink.resume_existing()) {
+    std::error_code ec;
+    fs::remove(dest, ec);
+    return Error(ErrorCode::Io, "cannot read " + dest.string() + ": " + sink.write_error);
+  }
   auto* progress = impl.options.progress.get();
   if (progress) progress->on_start(display_path, meta.size);
   auto fail = [&](Error e) -> Status {

@@ -6,7 +6,8 @@
 
 set(_KHUB_KERNEL_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
 
-# uid: first 7 hex of `git rev-parse HEAD^{tree}`, `_dirty` when tracked files differ from HEAD.
+# uid: first 7 hex of `git rev-parse HEAD:kernels`, `_dirty` when tracked files under kernels/ differ
+# from HEAD.
 # KHUB_KERNELS_UID overrides (for source copies without .git); without git: random base32.
 function(khub_kernels_uid out)
   # The id names the kernels' sources: the git tree of kernels/ (not of the whole repo), so commits

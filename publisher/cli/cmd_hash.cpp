@@ -27,7 +27,7 @@ Status run_hash(const HashOptions& opts) {
 void setup_hash(CLI::App& root) {
   auto opts = std::make_shared<HashOptions>();
   auto* cmd = root.add_subcommand("hash", "Write the digest of each build variant into its metadata.json");
-  cmd->add_option("dir", opts->dir, "build/ (all variants) or build/<variant>")->required();
+  cmd->add_option("dir", opts->dir, "kernel dir, build/ or build/<variant>")->required();
   cmd->add_option("--algorithm", opts->algorithm, "sha256 (default) or sha512")
       ->check(CLI::IsMember({"sha256", "sha512"}));
   cmd->callback([opts] {

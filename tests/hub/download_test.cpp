@@ -161,6 +161,40 @@ TEST_F(DownloadTest, ResumesAfterDroppedConnection) {
   EXPECT_NE(ranges[2], "");
 }
 
+// A blob left half-downloaded (a killed khub, or Python: the same <etag>.incomplete name under the
+// same lock) is resumed from its end; one whose bytes are wrong fails the hash, is removed, and the
+// next try starts over.
+TEST_F(DownloadTest, ResumesWhatAnInterruptedDownloadLeft) {
+  const std::string so = test::sample_variant_files(kVariant, "_relu_cuda_abc1234", 300000).at(kSo).content;
+  const std::string etag = sha256_hex(so);
+  CacheLayout cache(dir_.path());
+  fs::path partial = cache.blob(repo_, etag);
+  partial += ".incomplete";
+  fs::create_directories(partial.parent_path());
+  std::ofstream(partial, std::ios::binary) << so.substr(0, 120000);
+  HubClient c(options());
+  auto p = fetch_file(c, repo_, commit_, kSo);
+  ASSERT_TRUE(p) << p.error().describe();
+  EXPECT_EQ(test::slurp(*p), so);
+  EXPECT_FALSE(fs::exists(partial));
+  std::vector<std::string> ranges;
+  for (const auto& r : hub_.requests())
+    if (r.server == "cdn") ranges.push_back(r.range);
+  EXPECT_EQ(ranges, std::vector<std::string>{"bytes=120000-"});
+
+  // Wrong bytes in the partial: refused, removed, and the next download is whole.
+  fs::remove_all(cache.repo_dir(repo_));
+  fs::create_directories(partial.parent_path());
+  std::ofstream(partial, std::ios::binary) << std::string(1000, 'x');
+  auto bad = fetch_file(c, repo_, commit_, kSo);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, ErrorCode::Integrity);
+  EXPECT_FALSE(fs::exists(partial));
+  auto again = fetch_file(c, repo_, commit_, kSo);
+  ASSERT_TRUE(again) << again.error().describe();
+  EXPECT_EQ(test::slurp(*again), so);
+}
+
 TEST_F(DownloadTest, RestartsWhenRangeIgnored) {
   test::Faults f;
   f.match = "/blobs/";

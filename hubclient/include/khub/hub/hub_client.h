@@ -70,9 +70,11 @@ class HubClient {
   /// HEAD on the resolve URL, following relative and Hub-host redirects only. `retry` as above.
   [[nodiscard]] Expected<FileMetadata> file_metadata(const RepoRef& repo, std::string_view revision,
                                                      std::string_view path, bool retry = true);
-  /// GETs `meta.location` into `dest` (created or resumed), resuming after dropped connections,
-  /// restarting when Range is ignored, then checks size and content hash against `meta`.
-  /// Integrity on mismatch (dest removed), Network after the retries, Cancelled by the progress sink.
+  /// GETs `meta.location` into `dest`, resuming after dropped connections, restarting when Range
+  /// is ignored, then checks size and content hash against `meta`. A `dest` that exists already
+  /// (a download of the same blob interrupted before) is resumed from its end, its bytes hashed
+  /// first. Integrity on mismatch, Network after the retries, Cancelled by the progress sink; dest
+  /// is removed on every error.
   [[nodiscard]] Status download(const FileMetadata& meta, const std::filesystem::path& dest,
                                 std::string_view display_path);
 

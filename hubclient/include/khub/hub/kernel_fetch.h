@@ -99,8 +99,8 @@ struct VersionInfo {
 /// git_lfs_concat hash of a cached variant dir from its blob names (kernel-layout §15.2 re-check).
 [[nodiscard]] Expected<std::string> variant_lock_hash(const std::filesystem::path& variant_dir);
 
-/// A client shared by every caller with the same endpoint, token, cache and offline mode (one
-/// connection pool and one memo per configuration in the process).
+/// A client shared by every caller with the same endpoint, token, cache, offline mode and user agent
+/// (one connection pool and one memo per configuration in the process).
 [[nodiscard]] std::shared_ptr<HubClient> shared_client(const ClientOptions& options);
 /// Forgets every shared client: their pooled connections close once no caller holds them, and the
 /// next get_kernel starts with fresh memos. For servers that wait on idle keep-alive connections.

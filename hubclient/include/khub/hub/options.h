@@ -1,6 +1,8 @@
 #pragma once
 // Everything the Hub client needs to know from outside: endpoint, token, cache root, offline mode,
-// timeouts, retry schedule, user agent. Only ClientOptions::from_environment() reads variables.
+// timeouts, retry schedule, user agent. ClientOptions::from_environment() reads the environment for
+// the client; the exceptions are offline_from_environment(), cache_of() (HOME when no cache root is
+// set) and khub push's own token reader (publisher/cli/cmd_push.cpp).
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -66,7 +68,8 @@ struct ClientOptions {
 
 /// True for 1/ON/YES/TRUE in any case.
 [[nodiscard]] bool is_truthy(std::string_view value) noexcept;
-/// HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE is truthy (ClientOptions::offline's source).
+/// HF_HUB_OFFLINE is truthy when set and non-empty (it decides alone); else TRANSFORMERS_OFFLINE is
+/// truthy, as huggingface_hub reads them (ClientOptions::offline's source).
 [[nodiscard]] bool offline_from_environment();
 
 /// khub's version string.

@@ -1,6 +1,7 @@
 #pragma once
 // The facts about a host that decide which variants it accepts (kernel-layout.md §3). Code that
-// has no torch builds a HostInfo itself or calls detect_host(); torch_bridge fills it from LibTorch.
+// has no torch builds a HostInfo itself or calls detect_host_without_torch(); torch_bridge's
+// detect_host() fills it from LibTorch.
 #include <filesystem>
 #include <optional>
 #include <string>

@@ -51,8 +51,8 @@ struct Error {
   Error& note(std::string line) & { notes.push_back(std::move(line)); return *this; }
   Error&& note(std::string line) && { notes.push_back(std::move(line)); return std::move(*this); }
 
-  /// "message" plus "\n  note: …" and "\n  hint: …" lines, as the CLI prints it.
-  /// "message; hint" on one line, then one "  note: …" line per note.
+  /// "message; hint" on one line ("message. Hint" when the message ends in '.'), then one
+  /// "\n  note: …" line per note, as the CLI prints it.
   [[nodiscard]] std::string describe() const;
 };
 
