@@ -77,7 +77,7 @@ std::map<std::string, std::vector<TreeEntry>>& listings() {
 
 std::string memo_key(const HubClient& client, const KernelRequest& r, RepoType type) {
   return std::to_string(client.instance_id()) + "|" + std::string(to_string(type)) + "|" + r.repo_id + "|" +
-         (r.version ? "v" + std::to_string(*r.version) : "@" + r.revision);
+         (r.version ? "v" + std::to_string(*r.version) : "@" + r.revision) + (r.follow_redirect ? "" : "|pinned");
 }
 
 Status check_trust(HubClient& client, const KernelRequest& request, std::vector<std::string>& warnings) {
@@ -95,7 +95,7 @@ Expected<Memo> locate(HubClient& client, const KernelRequest& request, RepoType 
   } else {
     KHUB_TRY(m.commit, detail::resolve_revision(client, m.repo, revision));
   }
-  if (!client.options().offline) {
+  if (!client.options().offline && request.follow_redirect) {
     auto status = fetch_file(client, m.repo, m.commit, "kernel-status.toml");
     if (status) {
       KHUB_TRY(auto text, read_file(*status));

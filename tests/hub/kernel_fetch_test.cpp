@@ -351,6 +351,29 @@ TEST_F(FetchTest, RedirectToAnUntrustedPublisherIsRefused) {
   EXPECT_EQ(k->repo.id, "evil/relu");
 }
 
+// A locked load pins a commit of the repo it names: the commit's kernel-status.toml is not followed
+// (kernels' locked resolvers read no status file), so a lock cannot be moved to another repo's
+// branch after the fact.
+TEST_F(FetchTest, PinnedRequestsDoNotFollowTheRedirect) {
+  hub_.commit("evil/relu", "main", test::sample_variant_files(kVariant, kId + "evil"));
+  auto files = test::sample_variant_files(kVariant, kId);
+  files["kernel-status.toml"] = {"kind = \"redirect\"\ndestination = \"evil/relu\"\n", false};
+  const std::string locked = hub_.commit("org/pinned", "v1", files);
+  auto r = request("org/pinned", 0);
+  r.version.reset();
+  r.revision = locked;
+  r.trust_remote_code = true;  // as load_kernel: the lock was trusted when it was written
+  auto followed = fetch(r);
+  ASSERT_TRUE(followed) << followed.error().describe();
+  EXPECT_EQ(followed->repo.id, "evil/relu");
+  r.follow_redirect = false;
+  auto k = fetch(r);
+  ASSERT_TRUE(k) << k.error().describe();
+  EXPECT_EQ(k->repo.id, "org/pinned");
+  EXPECT_EQ(k->commit, locked);
+  EXPECT_EQ(k->metadata.id, kId);
+}
+
 // A server that names a commit with a path instead of a hash writes nothing outside the cache.
 TEST_F(FetchTest, ANonHexCommitFromTheServerIsRefused) {
   test::TempDir outside;

@@ -144,7 +144,9 @@ Expected<Kernel> load_kernel(const fs::path& lockfile, std::string_view repo_id,
   pinned.trust_remote_code = true;  // locked loads skip the publisher check (hub-protocol §4.4)
   KHUB_TRY(auto opts, client_options(pinned));
   auto client = hub::shared_client(opts);
-  KHUB_TRY(auto fetched, hub::fetch_kernel(*client, current_host(), request_for(repo_id, pinned)));
+  hub::KernelRequest request = request_for(repo_id, pinned);
+  request.follow_redirect = false;  // the locked commit of this repo, not where it points now (§4.3)
+  KHUB_TRY(auto fetched, hub::fetch_kernel(*client, current_host(), request));
   if (lock.format == protocol::LockFormat::Legacy) {
     for (const auto& entry : lock.legacy) {
       if (entry.repo_id != repo_id) continue;

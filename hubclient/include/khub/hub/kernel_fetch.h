@@ -28,6 +28,9 @@ struct KernelRequest {
   bool trust_remote_code = false;      // skip the trusted-publisher check
   std::optional<RepoType> repo_type;   // nullopt: kernel, falling back to model on RepoNotFound
   bool check_arch = true;              // compare backend.archs with the GPU (§19)
+  // Follow the revision's kernel-status.toml redirect (§4.3). Locked loads turn it off: the lock
+  // pins a commit of this repo, and a redirect (to another repo's moving branch) would undo that.
+  bool follow_redirect = true;
   // metadata.json.sigstore (kernel-layout §16): Ignore only reports the bundle's presence; Warn
   // verifies against `trusted_keys` and adds a warning on failure; Require refuses to load.
   protocol::SignaturePolicy signature_policy = protocol::SignaturePolicy::Ignore;
