@@ -98,6 +98,12 @@ Expected<fs::path> fetch_file(HubClient& client, const RepoRef& repo, std::strin
   if (!(meta.commit.size() == 40 && is_hex(meta.commit)))
     return Error(ErrorCode::Protocol, "HEAD " + std::string(path) + ": X-Repo-Commit '" + meta.commit +
                                           "' is not a commit id");
+  // A revision that is a commit id names exactly that commit: a server answering another one would
+  // put the file under a snapshot nobody asked for.
+  if (meta.commit != revision && revision.size() == 40 && is_hex(revision))
+    return Error(ErrorCode::Protocol, "HEAD " + std::string(path) + ": asked for commit " + std::string(revision) +
+                                          ", the server answered " + meta.commit,
+                 "the server is not a Hugging Face Hub (proxy or firewall?)");
   if (meta.commit != revision) KHUB_CHECK(write_ref(cache, repo, revision, meta.commit));
   if (!meta.exists) {
     KHUB_CHECK(mark_missing(cache, repo, meta.commit, path));

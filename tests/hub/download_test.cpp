@@ -142,6 +142,23 @@ TEST_F(DownloadTest, RedirectsToOtherProtocolsAreRefused) {
   fs::remove(secret);
 }
 
+// Asked for a commit, the server must answer that commit: another one is refused, and nothing is
+// written under its snapshot.
+TEST_F(DownloadTest, AnotherCommitThanAskedIsRefused) {
+  const std::string other(40, 'a');
+  test::Faults f;
+  f.match = "/resolve/";
+  f.repo_commit = other;
+  hub_.set_faults(f);
+  HubClient c(options());
+  auto p = fetch_file(c, repo_, commit_, kSo);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().code, ErrorCode::Protocol);
+  EXPECT_NE(p.error().message.find("asked for commit " + commit_ + ", the server answered " + other), std::string::npos)
+      << p.error().message;
+  EXPECT_FALSE(fs::exists(CacheLayout(dir_.path()).repo_dir(repo_) / "snapshots" / other));
+}
+
 TEST_F(DownloadTest, ResumesAfterDroppedConnection) {
   test::Faults f;
   f.match = "/blobs/";

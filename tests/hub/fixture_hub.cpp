@@ -276,7 +276,7 @@ void FixtureHub::State::routes() {
     std::string path = req.matches[5];
     auto& files = repo->commits[commit];
     auto it = files.find(path);
-    res.set_header("X-Repo-Commit", commit);
+    res.set_header("X-Repo-Commit", !s.faults.repo_commit.empty() && s.matches(req) ? s.faults.repo_commit : commit);
     if (it == files.end()) return s.error(res, 404, "EntryNotFound", "Entry not found");
     const auto& f = it->second;
     if (f.lfs) {

@@ -33,6 +33,7 @@ struct Faults {
   std::string etag;           // non-empty: regular files' HEAD/GET answer this ETag
   std::string lfs_location;   // non-empty: LFS resolves redirect here instead of to the CDN
   std::string cdn_location;   // non-empty: matching CDN GETs answer 302 to here
+  std::string repo_commit;    // non-empty: resolves answer this X-Repo-Commit
 };
 
 struct RequestRecord {
