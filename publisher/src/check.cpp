@@ -219,20 +219,32 @@ Expected<CheckReport> check_build(const BuildTree& tree, const CheckOptions& opt
   return Checker(tree, options).run();
 }
 
-Status require_clean(const CheckReport& report) {
+Status require_clean(const CheckReport& report, const std::filesystem::path& dir) {
   if (report.ok()) return {};
-  Error err(ErrorCode::AbiViolation,
+  const std::string where = dir.empty() ? "<dir>" : dir.string();
+  const auto is_error = [](const Finding& f) { return f.severity == Severity::Error; };
+  const bool abi_only = std::all_of(report.findings.begin(), report.findings.end(), [&](const Finding& f) {
+    return !is_error(f) || f.check == "manylinux" || f.check == "abi3" || f.check == "libraries" ||
+           f.check == "torch-stable-abi";
+  });
+  const bool digest = std::any_of(report.findings.begin(), report.findings.end(),
+                                  [&](const Finding& f) { return is_error(f) && f.check == "digest"; });
+  std::string hint = "run `khub check " + where + "` for the full report";
+  if (digest) hint = "run `khub hash " + where + "` after the last change to a variant; " + hint;
+  if (abi_only) hint += ", or push with `--abi-check warn` to publish anyway";
+  Error err(abi_only ? ErrorCode::AbiViolation : ErrorCode::InvalidMetadata,
             "build check failed: " + std::to_string(report.error_count()) + " problem(s) in " +
                 std::to_string(report.variants.size()) + " variant(s)",
-            "run `khub check <dir>` for the full report");
+            hint);
+  constexpr std::size_t kShown = 8;  // the rest is in `khub check`'s report
   for (const auto& f : report.findings) {
-    if (f.severity == Severity::Error) err.notes.push_back((f.file.empty() ? "" : f.file + ": ") + f.message);
+    if (!is_error(f)) continue;
+    if (err.notes.size() == kShown) {
+      err.notes.push_back("… and " + std::to_string(report.error_count() - kShown) + " more");
+      break;
+    }
+    err.notes.push_back((f.file.empty() ? "" : f.file + ": ") + f.message);
   }
-  bool abi_only = std::all_of(report.findings.begin(), report.findings.end(), [](const Finding& f) {
-    return f.severity == Severity::Warning || f.check == "manylinux" || f.check == "abi3" ||
-           f.check == "libraries" || f.check == "torch-stable-abi";
-  });
-  if (!abi_only) err.code = ErrorCode::InvalidMetadata;
   return err;
 }
 

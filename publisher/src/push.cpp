@@ -218,7 +218,7 @@ Expected<PushResult> push_build(const BuildTree& tree, const PushOptions& o, Upl
         }
       }
     }
-    KHUB_CHECK(require_clean(report));
+    KHUB_CHECK(require_clean(report, tree.kernel_dir));
     std::vector<std::string> dirty;
     for (const auto& f : report.findings) {
       if (f.check == "provenance") dirty.push_back(f.file.substr(0, f.file.find('/')));

@@ -4,11 +4,14 @@
 #include <openssl/pem.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <sstream>
 
 #include "khub/base/hash.h"
+#include "khub/protocol/digest.h"
 #include "khub/protocol/metadata.h"
 #include "khub/protocol/signature.h"
 
@@ -18,11 +21,18 @@ namespace {
 namespace fs = std::filesystem;
 using PkeyPtr = std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)>;
 
+// Refuses every passphrase request: OpenSSL's default would prompt on the terminal, and a CI job
+// with no terminal would wait for ever.
+int no_passphrase(char*, int, int, void*) { return -1; }
+
 Expected<PkeyPtr> load_private_key(const fs::path& path) {
   std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_file(path.c_str(), "r"), BIO_free);
-  if (!bio) return Error(ErrorCode::Io, "cannot read key " + path.string());
-  PkeyPtr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr), EVP_PKEY_free);
-  if (!key) return Error(ErrorCode::InvalidArgument, path.string() + " is not an unencrypted PEM private key");
+  if (!bio) return Error(ErrorCode::Io, "cannot read key " + path.string() + ": " + std::strerror(errno));
+  PkeyPtr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, &no_passphrase, nullptr), EVP_PKEY_free);
+  if (!key)
+    return Error(ErrorCode::InvalidArgument,
+                 path.string() + " is not an unencrypted PEM private key (ECDSA P-256 or Ed25519)",
+                 "for a passphrase-protected key: openssl pkey -in " + path.string() + " -out plain.pem");
   const int id = EVP_PKEY_get_base_id(key.get());
   if (id == EVP_PKEY_ED25519) return key;
   if (id == EVP_PKEY_EC) {
@@ -95,6 +105,13 @@ Expected<SignResult> sign_build(const BuildTree& tree, const fs::path& private_k
     KHUB_TRY(auto m, protocol::read_metadata(v.path / "metadata.json"));
     if (!m.digest) {
       return Error(ErrorCode::InvalidMetadata, v.name + "/metadata.json has no digest; run `khub hash` first");
+    }
+    // A signature vouches for the digest: a digest the files no longer match would be signed wrong.
+    KHUB_TRY(auto actual, protocol::compute_digest(v.path, m.digest->algorithm));
+    if (auto violations = protocol::compare_digests(*m.digest, actual); !violations.empty()) {
+      return Error(ErrorCode::InvalidMetadata,
+                   v.name + "/metadata.json's digest does not match the files: " + violations.front().describe(),
+                   "run `khub hash` after the last change, then sign");
     }
     std::ifstream in(v.path / "metadata.json", std::ios::binary);
     std::ostringstream s;

@@ -78,10 +78,15 @@ TEST_F(Check, ReportsEveryProblem) {
             ml.end());
   EXPECT_FALSE(messages(r, "abi3").empty());
   EXPECT_FALSE(messages(r, "libraries").empty());
-  auto st = require_clean(r);
+  auto st = require_clean(r, "/k");
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error().code, ErrorCode::InvalidMetadata);
-  EXPECT_EQ(st.error().notes.size(), r.error_count());
+  // The first eight findings, then how many more `khub check` would show.
+  ASSERT_GT(r.error_count(), 8u);
+  ASSERT_EQ(st.error().notes.size(), 9u);
+  EXPECT_EQ(st.error().notes.back(), "… and " + std::to_string(r.error_count() - 8) + " more");
+  EXPECT_NE(st.error().hint.find("`khub check /k`"), std::string::npos) << st.error().hint;
+  EXPECT_NE(st.error().hint.find("run `khub hash /k` after the last change"), std::string::npos) << st.error().hint;
 }
 
 // A variant's name decides which hosts take it; its metadata.json says what was built. A mismatch,

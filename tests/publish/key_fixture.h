@@ -8,8 +8,10 @@
 
 namespace khub::testing {
 
-/// kind: "p256", "ed25519", "rsa", "p384". Returns false on failure.
-inline bool write_private_key(const std::string& kind, const std::filesystem::path& out) {
+/// kind: "p256", "ed25519", "rsa", "p384". A passphrase writes it AES-256 encrypted. Returns false on
+/// failure.
+inline bool write_private_key(const std::string& kind, const std::filesystem::path& out,
+                              const std::string& passphrase = {}) {
   EVP_PKEY* key = nullptr;
   if (kind == "p256") key = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256");
   if (kind == "p384") key = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-384");
@@ -17,7 +19,10 @@ inline bool write_private_key(const std::string& kind, const std::filesystem::pa
   if (kind == "rsa") key = EVP_PKEY_Q_keygen(nullptr, nullptr, "RSA", static_cast<size_t>(2048));
   if (!key) return false;
   BIO* bio = BIO_new_file(out.c_str(), "w");
-  bool ok = bio && PEM_write_bio_PrivateKey(bio, key, nullptr, nullptr, 0, nullptr, nullptr) == 1;
+  const EVP_CIPHER* cipher = passphrase.empty() ? nullptr : EVP_aes_256_cbc();
+  auto* pass = reinterpret_cast<unsigned char*>(const_cast<char*>(passphrase.data()));
+  bool ok = bio && PEM_write_bio_PrivateKey(bio, key, cipher, passphrase.empty() ? nullptr : pass,
+                                            static_cast<int>(passphrase.size()), nullptr, nullptr) == 1;
   BIO_free(bio);
   EVP_PKEY_free(key);
   return ok;

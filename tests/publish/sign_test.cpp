@@ -100,6 +100,33 @@ TEST_F(Sign, RefusesUnsupportedKeysAndUnhashedMetadata) {
   }
   std::ofstream(root_ / "junk.pem") << "not a key";
   EXPECT_EQ(sign_build(*tree, root_ / "junk.pem").error().code, ErrorCode::InvalidArgument);
+  // A passphrase-protected key is refused at once: no prompt (a CI job has no terminal to answer).
+  ASSERT_TRUE(khub::testing::write_private_key("p256", root_ / "enc.pem", "secret passphrase"));
+  auto encrypted = sign_build(*tree, root_ / "enc.pem");
+  ASSERT_FALSE(encrypted);
+  EXPECT_EQ(encrypted.error().code, ErrorCode::InvalidArgument);
+  EXPECT_NE(encrypted.error().hint.find("openssl pkey"), std::string::npos);
+}
+
+// A file changed after `khub hash`: the digest no longer describes the files, so signing it would
+// vouch for bytes that are not there. Nothing is written.
+TEST_F(Sign, RefusesADigestTheFilesNoLongerMatch) {
+  add_variant("torch-cuda");
+  add_variant("torch-cpu");
+  auto tree = discover_build(build());
+  ASSERT_TRUE(write_digests(*tree));
+  std::ofstream(build() / "torch-cpu" / "__init__.py", std::ios::app) << "# edited after hashing\n";
+  ASSERT_TRUE(khub::testing::write_private_key("p256", root_ / "k.pem"));
+  auto r = sign_build(*tree, root_ / "k.pem");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::InvalidMetadata);
+  EXPECT_NE(r.error().message.find("torch-cpu/metadata.json's digest does not match the files: File hash mismatch "
+                                   "for __init__.py"),
+            std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().hint.find("khub hash"), std::string::npos);
+  for (const char* v : {"torch-cuda", "torch-cpu"})
+    EXPECT_FALSE(std::filesystem::exists(build() / v / "metadata.json.sigstore")) << v;
 }
 
 }  // namespace

@@ -41,7 +41,8 @@ struct CheckReport {
 [[nodiscard]] Expected<CheckReport> check_build(const BuildTree& tree, const CheckOptions& options = {});
 
 /// Turns a failed report into one AbiViolation / InvalidMetadata / Integrity error whose notes list
-/// the error findings (`<file>: <message>`), for callers that only need pass/fail (khub push).
-[[nodiscard]] Status require_clean(const CheckReport& report);
+/// the first error findings (`<file>: <message>`, then how many more), for callers that only need
+/// pass/fail (khub push). `dir` names the build in the hints (`khub check DIR`, `khub hash DIR`).
+[[nodiscard]] Status require_clean(const CheckReport& report, const std::filesystem::path& dir = {});
 
 }  // namespace khub::publish
