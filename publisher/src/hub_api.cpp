@@ -214,6 +214,13 @@ Status HubSession::create_branch(const std::string& branch) {
   return http_error(req, r);
 }
 
+Status HubSession::delete_branch(const std::string& branch) {
+  HttpRequest req{"DELETE", api_base() + "/branch/" + encode_segment(branch), {}, {}, {}};
+  KHUB_TRY(auto r, call(req, true, true));
+  if (r.status == 200 || r.status == 204 || r.status == 404) return {};
+  return http_error(req, r);
+}
+
 Expected<std::vector<RemoteFile>> HubSession::list_files(const std::string& revision) {
   std::vector<RemoteFile> out;
   std::string url = api_base() + "/tree/" + encode_segment(revision) + "?recursive=true&expand=false";

@@ -51,6 +51,8 @@ class HubSession {
   [[nodiscard]] Expected<std::map<std::string, std::string>> branches();
   /// POST …/branch/{branch} with {} (starts at main); 409 is success.
   [[nodiscard]] Status create_branch(const std::string& branch);
+  /// DELETE …/branch/{branch}; 404 (already gone) is success.
+  [[nodiscard]] Status delete_branch(const std::string& branch);
   /// Files of GET …/tree/{rev}?recursive=true, following `Link: rel="next"`.
   [[nodiscard]] Expected<std::vector<RemoteFile>> list_files(const std::string& revision);
   /// POST …/preupload/{rev}; keyed by path.

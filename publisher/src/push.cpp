@@ -308,7 +308,20 @@ Expected<PushResult> push_build(const BuildTree& tree, const PushOptions& o, Upl
   Pusher pusher(o, hub, result);
   for (const auto& p : plans) {
     if (p.operation_count() == 0) continue;
-    KHUB_CHECK(pusher.push_branch(p));
+    auto pushed = pusher.push_branch(p);
+    if (pushed) continue;
+    Error e = std::move(pushed).error();
+    if (p.branch == target.branch && result.branch_created) {
+      // No half-made version: a branch this push created goes again, so loaders never find a
+      // v<N> with part of a build (or none); an existing branch keeps what landed (a re-run of
+      // the push uploads the rest).
+      if (auto gone = hub.delete_branch(target.branch); gone) {
+        e.note("the new branch `" + target.branch + "` was deleted again");
+      } else {
+        e.note("the new branch `" + target.branch + "` could not be deleted: " + gone.error().message);
+      }
+    }
+    return e;
   }
   if (result.commit.empty() && !o.create_pr) {
     if (auto heads = hub.branches(); heads && heads->contains(target.branch)) result.commit = heads->at(target.branch);

@@ -283,5 +283,28 @@ TEST_F(Push, MalformedRepoIdsAreRefused) {
   EXPECT_EQ(transport_.requests, 0);
 }
 
+// The commit to the new version branch fails (a 500; commits are not retried): the branch this push
+// made is deleted again, so no loader finds a v1 without its build. The README on main stays.
+class PushFailing : public Push {
+ protected:
+  localhub::ServerConfig config() const override {
+    auto c = Push::config();
+    c.faults.push_back(localhub::parse_fault("POST /api/kernels/khub-test/relu/commit/v1=500,count=100").value());
+    return c;
+  }
+};
+
+TEST_F(PushFailing, ANewBranchIsDeletedWhenItsCommitFails) {
+  make_build(1024);
+  auto r = push(options());
+  ASSERT_FALSE(r);
+  const std::string described = r.error().describe();
+  EXPECT_NE(described.find("the new branch `v1` was deleted again"), std::string::npos) << described;
+  auto repo = server_->store().find_repo({localhub::RepoType::Kernel, "khub-test", "relu"});
+  ASSERT_TRUE(repo);
+  EXPECT_FALSE(server_->store().resolve_revision(*repo, "v1"));
+  EXPECT_TRUE(server_->store().resolve_revision(*repo, "main"));
+}
+
 }  // namespace
 }  // namespace khub::publish
