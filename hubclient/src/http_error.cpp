@@ -28,10 +28,7 @@ std::string server_message(const detail::HttpResponse& res) {
           out += (out.empty() ? "" : "; ") + x["message"].get<std::string>();
     if (!out.empty()) return out;
   }
-  std::string text = res.body.substr(0, 200);
-  for (auto& c : text)
-    if (c == '\n' || c == '\r') c = ' ';
-  return text;
+  return server_text_line(res.body);
 }
 
 bool is_repo_or_resolve_url(const std::string& url) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "khub/base/hash.h"
+#include "khub/base/redact.h"
 
 namespace khub::publish::detail {
 namespace {
@@ -18,7 +19,8 @@ using Json = nlohmann::json;
 
 const char* kLfsContentType = "application/vnd.git-lfs+json";
 
-bool is_transient(int status) { return status == 408 || status == 429 || (status >= 500 && status <= 504); }
+// 501 (Not Implemented) is no passing trouble: a web server that is no Hub answers it to a POST.
+bool is_transient(int status) { return status == 408 || status == 429 || status == 500 || (status >= 502 && status <= 504); }
 
 // "scheme://host[:port]" of a URL.
 std::string origin_of(const std::string& url) {
@@ -141,7 +143,7 @@ Error HubSession::http_error(const HttpRequest& request, const HttpResponse& r) 
     if (body.is_object() && body.contains("error") && body["error"].is_string()) {
       message = body["error"].get<std::string>();
     } else {
-      message = r.body.substr(0, 200);
+      message = server_text_line(r.body);
     }
   }
   ErrorCode ec = ErrorCode::Protocol;
@@ -154,7 +156,7 @@ Error HubSession::http_error(const HttpRequest& request, const HttpResponse& r) 
   else if (r.status == 404) ec = ErrorCode::RepoNotFound;
   else if (r.status == 409 || r.status == 412) ec = ErrorCode::Conflict;
   else if (r.status == 429) ec = ErrorCode::RateLimited;
-  else if (r.status >= 500) ec = ErrorCode::Network;
+  else if (r.status >= 500 && is_transient(r.status)) ec = ErrorCode::Network;
   auto q = request.url.find('?');
   Error err(ec, request.method + " " + request.url.substr(0, q) + ": " + std::to_string(r.status) +
                     (message.empty() ? "" : " " + message),

@@ -74,4 +74,18 @@ std::string redact(std::string_view text) {
   return out;
 }
 
+std::string server_text_line(std::string_view body) {
+  std::size_t start = body.find_first_not_of(" \t\r\n");
+  if (start == std::string_view::npos) return {};
+  std::string head(body.substr(start, 64));
+  for (auto& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (head.starts_with("<!doctype html") || head.starts_with("<html") || head.starts_with("<?xml") ||
+      head.starts_with("<head") || head.starts_with("<body"))
+    return "an HTML page, not a Hub API answer (is HF_ENDPOINT a Hugging Face Hub?)";
+  std::string text(body.substr(start, 200));
+  for (auto& c : text)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  return redact(text);
+}
+
 }  // namespace khub

@@ -10,4 +10,9 @@ namespace khub {
 /// of a URL whose name looks secret (signature, token, credential, key, policy, expires…) with `***`.
 [[nodiscard]] std::string redact(std::string_view text);
 
+/// A server's response body as one line for an error message: at most 200 characters, line breaks
+/// as spaces, redacted; an HTML page (a web server or proxy that is no Hub) is named as such
+/// instead of being printed.
+[[nodiscard]] std::string server_text_line(std::string_view body);
+
 }  // namespace khub
