@@ -48,16 +48,28 @@ Expected<Target> resolve_target(const BuildTree& tree, const PushOptions& o) {
     return Error(ErrorCode::InvalidArgument, "--version " + std::to_string(*o.version) +
                                                  " does not match metadata.json version " + std::to_string(t.version));
   }
-  auto read_config = [](const std::filesystem::path& dir) -> std::optional<protocol::BuildConfig> {
+  // A build.toml that is there but does not parse: its error (file, line) when the push needs it.
+  std::optional<Error> config_error;
+  auto read_config = [&](const std::filesystem::path& dir) -> std::optional<protocol::BuildConfig> {
     if (dir.empty() || !std::filesystem::exists(dir / "build.toml")) return std::nullopt;
     auto parsed = protocol::read_build_config(dir / "build.toml");
-    return parsed ? std::optional<protocol::BuildConfig>(std::move(parsed).value()) : std::nullopt;
+    if (!parsed) {
+      if (!config_error) config_error = parsed.error();
+      return std::nullopt;
+    }
+    return std::move(parsed).value();
   };
   const std::optional<protocol::BuildConfig> config = read_config(tree.kernel_dir);
+  if (config_error && !o.branch) return *config_error;  // general.hub.branch may be in it
   t.repo_id = o.repo_id;
   if (t.repo_id.empty()) {
     const auto repo_config = config ? config : read_config(tree.parent_kernel_dir);
-    if (!repo_config) return Error(ErrorCode::InvalidArgument, "--repo is not provided and cannot parse build.toml.");
+    if (!repo_config) {
+      Error e(ErrorCode::InvalidArgument, "--repo is not provided and cannot parse build.toml.",
+              "pass --repo <namespace>/<name>, or fix build.toml");
+      if (config_error) e.note(config_error->message);
+      return e;
+    }
     if (!repo_config->hub_repo_id) {
       return Error(ErrorCode::InvalidArgument, "No `general.hub.repo-id` in build.toml. Use --repo to specify it.");
     }
@@ -74,6 +86,12 @@ Expected<Target> resolve_target(const BuildTree& tree, const PushOptions& o) {
   t.branch = o.branch ? *o.branch
              : (config && config->hub_branch) ? *config->hub_branch
                                                : "v" + std::to_string(t.version);
+  if (!is_valid_ref_name(t.branch)) {  // before the Hub makes the repo and then refuses the name
+    return Error(ErrorCode::InvalidArgument,
+                 "branch '" + t.branch + "'" + (o.branch ? "" : " (general.hub.branch of build.toml)") +
+                     " is not a valid branch name",
+                 "use letters, digits, '-', '_', '.' and '/', e.g. v1 or release/2026-12");
+  }
   return t;
 }
 

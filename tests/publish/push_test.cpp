@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 
 #include "khub/base/hash.h"
 #include "push_fixture.h"
@@ -280,6 +281,28 @@ TEST_F(Push, MalformedRepoIdsAreRefused) {
     ASSERT_FALSE(r) << id;
     EXPECT_EQ(r.error().code, ErrorCode::InvalidArgument) << id;
   }
+  EXPECT_EQ(transport_.requests, 0);
+}
+
+// build.toml problems are reported as they are, before any request: its parse error (file and line)
+// and a general.hub.branch the Hub would refuse.
+TEST_F(Push, BuildTomlProblemsAreNamed) {
+  make_build(1024);
+  auto o = options();
+  o.repo_id.clear();
+  std::ofstream(kernel() / "build.toml") << "[general\nname = \"relu\"\n";
+  auto broken = push(o);
+  ASSERT_FALSE(broken);
+  EXPECT_NE(broken.error().describe().find("build.toml"), std::string::npos) << broken.error().describe();
+  EXPECT_NE(broken.error().describe().find("line"), std::string::npos) << broken.error().describe();
+  std::ofstream(kernel() / "build.toml")
+      << "[general]\nname = \"relu\"\nversion = 1\nedition = 5\nlicense = \"Apache-2.0\"\nbackends = [\"cuda\"]\n"
+         "[general.hub]\nrepo-id = \"khub-test/relu\"\nbranch = \"bad..b\"\n[torch]\nsrc = []\n";
+  auto branch = push(o);
+  ASSERT_FALSE(branch);
+  EXPECT_EQ(branch.error().code, ErrorCode::InvalidArgument);
+  EXPECT_NE(branch.error().message.find("branch 'bad..b' (general.hub.branch of build.toml)"), std::string::npos)
+      << branch.error().message;
   EXPECT_EQ(transport_.requests, 0);
 }
 
