@@ -27,6 +27,15 @@ int run_verify(const VerifyOptions& opts) {
   std::string revision;
   if (auto st = pick_default_revision(client, *repo, opts.hub, version, revision); !st) return report_error(st.error());
   auto commit = commit_with_fallback(client, *repo, opts.hub, version, revision);
+  if (!commit && commit.error().code == ErrorCode::OfflineMiss) {
+    // The library's text speaks of an offline Hub (kernels' words); verify is offline by design.
+    const std::string what = version ? "version " + std::to_string(*version) : "revision '" + revision + "'";
+    const std::string download =
+        "khub download " + repo->id + (version ? " --version " + std::to_string(*version) : " --revision " + revision);
+    return report_error(Error(ErrorCode::OfflineMiss,
+                              what + " of '" + repo->id + "' is not in the cache; khub verify checks the cache only",
+                              "run `" + download + "` first (`khub versions " + repo->id + "` lists the versions)"));
+  }
   if (!commit) return report_error(commit.error());
   auto checks = hub::verify_cached(hub::cache_of(client), *repo, *commit, opts.variants);
   if (!checks) return report_error(checks.error());

@@ -88,6 +88,12 @@ TEST_F(CliTest, DownloadVerifyInfoVersions) {
   auto bad = khub_cli(env_, "verify org/relu --version 1 --json");
   EXPECT_EQ(bad.code, 1);
   EXPECT_NE(bad.out.find("_relu_cuda_abc1234.abi3.so"), std::string::npos) << bad.out;
+  // A version that is not cached: verify says it reads the cache, not that the Hub is offline.
+  auto uncached = khub_cli(env_, "verify org/relu --version 7 --json");
+  EXPECT_EQ(uncached.code, 1);
+  const auto error = nlohmann::json::parse(uncached.out)["error"];
+  EXPECT_EQ(error["message"], "version 7 of 'org/relu' is not in the cache; khub verify checks the cache only");
+  EXPECT_EQ(error["hint"], "run `khub download org/relu --version 7` first (`khub versions org/relu` lists the versions)");
 }
 
 // A variant only partly downloaded (one file, by either client) is incomplete, not damaged: verify
