@@ -226,6 +226,14 @@ Status receive(const Reader& reader, std::uint64_t limit, const std::function<St
   }
   return {};
 }
+// Where the parts of one multipart upload wait: per object and per repo (the signed `repo`
+// parameter), so a client uploading the same object to another repo can neither overwrite these
+// parts nor remove them with its own completion.
+fs::path parts_dir(Hub& hub, const Req& req, const std::string& oid) {
+  std::string repo = req.get_param_value("repo");
+  if (repo.empty() || repo.find_first_not_of("0123456789") != std::string::npos) repo = "none";
+  return hub.store.blobs().upload_dir() / (oid + "." + repo);
+}
 }  // namespace
 
 void put_lfs_object(Hub& hub, const Req& req, Res& res, const Reader& reader, std::string_view oid_view, int part) {
@@ -253,7 +261,7 @@ void put_lfs_object(Hub& hub, const Req& req, Res& res, const Reader& reader, st
   std::uint64_t offset = static_cast<std::uint64_t>(part - 1) * chunk;
   if (offset >= size) return send_error(res, 400, "BadRequest", "part " + std::to_string(part) + " is past the end");
   std::uint64_t expect = std::min<std::uint64_t>(chunk, size - offset);
-  auto dir = hub.store.blobs().upload_dir() / oid;
+  auto dir = parts_dir(hub, req, oid);
   std::error_code ec;
   fs::create_directories(dir, ec);
   auto tmp = dir / (std::to_string(part) + ".tmp." + std::to_string(std::random_device{}()));
@@ -293,7 +301,7 @@ void post_lfs_complete(Hub& hub, const Req& req, Res& res, const Reader& reader,
       !j["parts"].is_array() || j["parts"].size() != parts) {
     return send_error(res, 400, "BadRequest", "completion body needs oid " + oid + " and " + std::to_string(parts) + " parts");
   }
-  auto dir = hub.store.blobs().upload_dir() / oid;
+  auto dir = parts_dir(hub, req, oid);
   auto writer = hub.store.blobs().begin();
   if (!writer) return send_error(res, writer.error());
   for (std::uint64_t n = 1; n <= parts; ++n) {

@@ -122,6 +122,45 @@ TEST_F(UploadTest, BasicAndMultipartLfsThenCommit) {
   EXPECT_NE(missing->body.find("A file with this name doesn't exist"), std::string::npos);
 }
 
+// Two repos uploading the same object in parts keep separate parts: one repo's completion neither
+// uses nor removes the other's parts.
+TEST_F(UploadTest, MultipartPartsArePerRepo) {
+  ASSERT_EQ(create_repo("kernel", "acme", "other")->status, 200);
+  std::string large(150000, '\0');
+  for (size_t i = 0; i < large.size(); ++i) large[i] = static_cast<char>((i * 7919) >> 5);
+  auto actions = [&](const std::string& web_repo) {
+    json batch{{"operation", "upload"}, {"transfers", {"basic", "multipart"}},
+               {"objects", {{{"oid", sha256_hex(large)}, {"size", large.size()}}}}};
+    auto r = client_->Post("/" + web_repo + ".git/info/lfs/objects/batch", batch.dump(), "application/vnd.git-lfs+json");
+    return json::parse(r->body)["objects"][0]["actions"]["upload"];
+  };
+  auto path_of = [](const std::string& url) { return url.substr(url.find('/', 7)); };
+  const json a = actions("kernels/acme/relu");
+  const auto chunk = std::stoull(a["header"]["chunk_size"].get<std::string>());
+  // acme/relu sends its first part only; acme/other uploads and completes the whole object.
+  auto a1 = client_->Put(path_of(a["header"]["00001"].get<std::string>()), large.substr(0, chunk), "application/octet-stream");
+  ASSERT_EQ(a1->status, 200);
+  upload_lfs("kernels/acme/other", large);
+  // acme/relu's completion still needs its own second and third parts...
+  json parts = json::array({{{"partNumber", 1}, {"etag", a1->get_header_value("ETag")}}});
+  auto early = client_->Post(path_of(a["href"].get<std::string>()),
+                             json{{"oid", sha256_hex(large)}, {"parts", json::array({parts[0], parts[0], parts[0]})}}.dump(),
+                             "application/vnd.git-lfs+json");
+  EXPECT_EQ(early->status, 400);
+  // ...and with them it completes from the part it sent before the other repo's completion.
+  for (std::size_t n = 2; (n - 1) * chunk < large.size(); ++n) {
+    char key[16];
+    std::snprintf(key, sizeof key, "%05zu", n);
+    auto p = client_->Put(path_of(a["header"][key].get<std::string>()), large.substr((n - 1) * chunk, chunk),
+                          "application/octet-stream");
+    ASSERT_EQ(p->status, 200);
+    parts.push_back({{"partNumber", n}, {"etag", p->get_header_value("ETag")}});
+  }
+  auto done = client_->Post(path_of(a["href"].get<std::string>()), json{{"oid", sha256_hex(large)}, {"parts", parts}}.dump(),
+                            "application/vnd.git-lfs+json");
+  EXPECT_EQ(done->status, 200) << done->body;
+}
+
 TEST_F(UploadTest, LfsFileNeverUploadedIs400) {
   auto before = head("kernels/acme/relu");
   auto r = commit({header(), lfs_line("w.bin", "never uploaded")});
