@@ -28,7 +28,9 @@ namespace {
 
 bool present(const fs::path& p) {
   std::error_code ec;
-  return fs::exists(p, ec);  // follows the symlink: a dangling pointer counts as missing
+  // Follows the symlink: a dangling pointer counts as missing, and so does a folder (a path such as
+  // `build` names no file).
+  return fs::is_regular_file(p, ec);
 }
 
 Error offline_miss(const RepoRef& repo, std::string_view revision, std::string_view path) {
@@ -106,7 +108,9 @@ Expected<fs::path> fetch_file(HubClient& client, const RepoRef& repo, std::strin
                  "the server is not a Hugging Face Hub (proxy or firewall?)");
   if (meta.commit != revision) KHUB_CHECK(write_ref(cache, repo, revision, meta.commit));
   if (!meta.exists) {
-    KHUB_CHECK(mark_missing(cache, repo, meta.commit, path));
+    // The marker only saves a later request (huggingface_hub logs and goes on when it cannot write
+    // one, e.g. `build/x` after `build` was marked): the answer is EntryNotFound either way.
+    (void)mark_missing(cache, repo, meta.commit, path);
     return Error(ErrorCode::EntryNotFound, std::string(path) + " not found in " + repo.id + " at " +
                                                std::string(revision), "check the file name and the revision");
   }

@@ -141,7 +141,8 @@ Status detail::check_publisher_trust(HubClient& client, const std::string& repo_
     return {};
   }
   auto trusted = client.is_trusted_publisher(repo_id.substr(0, repo_id.find('/')));
-  const std::string hint = "pass trust_remote_code = true (CLI: --trust-remote-code) to load it anyway";
+  const std::string hint =
+      "to load it anyway set GetKernelOptions::trust_remote_code = true (`khub lock`: --trust-remote-code)";
   if (!trusted)
     return Error(ErrorCode::Untrusted, "Kernel repository '" + repo_id +
                                            "' could not verify publisher trust status. Set trust_remote_code=True to "

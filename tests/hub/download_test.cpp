@@ -159,6 +159,17 @@ TEST_F(DownloadTest, AnotherCommitThanAskedIsRefused) {
   EXPECT_FALSE(fs::exists(CacheLayout(dir_.path()).repo_dir(repo_) / "snapshots" / other));
 }
 
+// A folder of the snapshot is no file: asking for it fails the same way cold or warm.
+TEST_F(DownloadTest, AFolderIsNoFile) {
+  HubClient c(options());
+  ASSERT_TRUE(fetch_file(c, repo_, commit_, kSo));
+  for (const std::string& folder : {std::string("build"), "build/" + kVariant}) {
+    auto p = fetch_file(c, repo_, commit_, folder);
+    ASSERT_FALSE(p) << folder;
+    EXPECT_EQ(p.error().code, ErrorCode::EntryNotFound) << p.error().describe();
+  }
+}
+
 TEST_F(DownloadTest, ResumesAfterDroppedConnection) {
   test::Faults f;
   f.match = "/blobs/";
