@@ -102,10 +102,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const std::string first = argc > 1 ? argv[1] : "";
     const bool known = std::any_of(commands.begin(), commands.end(), [&](const auto& c) { return c.first == first; });
+    // Through report_error, so --json gets its error object on stdout here too.
     if (!known && !first.empty() && first[0] != '-')
-      std::cerr << "error: unknown command '" << first << "'; run `khub --help` for the list\n";
+      report_error(khub::Error(khub::ErrorCode::InvalidArgument, "unknown command '" + first + "'", "run `khub --help` for the list"));
     else
-      std::cerr << "error: " << e.what() << "; run `khub " << (known ? first + " " : "") << "--help` for usage\n";
+      report_error(khub::Error(khub::ErrorCode::InvalidArgument, e.what(),
+                         "run `khub " + (known ? first + " " : "") + "--help` for usage"));
     return kUsage;
   } catch (const std::exception& e) {  // a library's throw inside a command: one line, not std::terminate
     std::cerr << "error: " << e.what() << '\n';

@@ -38,6 +38,14 @@ TEST_F(CliTest, DownloadVerifyInfoVersions) {
   auto dl = khub_cli(env_, "download org/relu --version 1 --torch 2.12 --backend cuda --host /dev/null");
   // --host /dev/null is not JSON: a usage error.
   EXPECT_EQ(dl.code, 2);
+  // Command-line mistakes answer --json with the error object too.
+  for (const std::string args : {"download --json", "info org/relu --bogus --json", "nonsense --json"}) {
+    auto usage = khub_cli(env_, args);
+    EXPECT_EQ(usage.code, 2) << args;
+    const auto j = nlohmann::json::parse(usage.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << args << ": " << usage.out;
+    EXPECT_EQ(j["error"]["code"], "InvalidArgument") << args;
+  }
   std::ofstream(cache_.path() / "host.json")
       << R"({"os":"linux","cpu":"x86_64","torch":"2.12","cxx11_abi":true,"backend":"cuda","backend_version":"13.0","tvm_ffi":null,"macos":null})";
   const std::string host = " --host " + (cache_.path() / "host.json").string();
