@@ -28,6 +28,8 @@ struct HubClient::Impl {
   [[nodiscard]] Expected<detail::HttpResponse> send(const detail::HttpRequest& request);
   /// How long to wait before retry `attempt` (0-based) after `response` (may be null).
   [[nodiscard]] std::chrono::milliseconds retry_wait(int attempt, const detail::HttpResponse* response) const;
+  /// Tells the progress sink (attempt counted from 0 here, from 1 there), then sleeps.
+  void pause_before_retry(const std::string& what, int attempt, int of, std::chrono::milliseconds wait);
   [[nodiscard]] Error offline_error(std::string_view what) const;
 };
 

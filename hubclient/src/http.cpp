@@ -171,7 +171,7 @@ Expected<HttpResponse> HttpClient::perform(const HttpRequest& request) {
 
   if (rc != CURLE_OK) {
     if (ex.aborted) return Error(ErrorCode::Cancelled, request.method + " " + redact(request.url) + ": aborted");
-    Error e(ErrorCode::Network, lower(request.method) + " " + redact(request.url) + " failed: " + curl_easy_strerror(rc),
+    Error e(ErrorCode::Network, request.method + " " + redact(request.url) + " failed: " + curl_easy_strerror(rc),
             "check the network connection and HF_ENDPOINT, then retry");
     e.http_status = static_cast<int>(ex.response.status);
     return e;

@@ -77,6 +77,11 @@ std::chrono::milliseconds HubClient::Impl::retry_wait(int attempt, const HttpRes
   return std::min(wait, options.max_retry_wait);
 }
 
+void HubClient::Impl::pause_before_retry(const std::string& what, int attempt, int of, std::chrono::milliseconds wait) {
+  if (options.progress) options.progress->on_retry(what, attempt + 1, of, wait);
+  std::this_thread::sleep_for(wait);
+}
+
 Expected<HttpResponse> HubClient::Impl::send(const HttpRequest& request) {
   if (options.offline) return offline_error(request.method + " " + redact(request.url));
   const int retries = request.max_retries >= 0 ? request.max_retries : options.max_retries;
@@ -85,11 +90,12 @@ Expected<HttpResponse> HubClient::Impl::send(const HttpRequest& request) {
     bool last = attempt >= retries;
     if (!res) {
       if (res.error().code != ErrorCode::Network || last) return res;
-      std::this_thread::sleep_for(retry_wait(attempt, nullptr));
+      pause_before_retry(res.error().message, attempt, retries, retry_wait(attempt, nullptr));  // names the URL
       continue;
     }
     if (!is_retryable_status(res->status) || last) return res;
-    std::this_thread::sleep_for(retry_wait(attempt, &res.value()));
+    pause_before_retry(request.method + " " + redact(request.url) + ": HTTP " + std::to_string(res->status), attempt,
+                       retries, retry_wait(attempt, &res.value()));
   }
 }
 

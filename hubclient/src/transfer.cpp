@@ -274,7 +274,8 @@ Status HubClient::download(const FileMetadata& meta, const fs::path& dest, std::
     }
     if (res && is_retryable_status(res->status)) {
       if (++status_attempts > impl.options.max_retries) return fail(http_error("GET", url, *res, {}));
-      std::this_thread::sleep_for(impl.retry_wait(status_attempts - 1, &res.value()));
+      impl.pause_before_retry("GET " + redact(url) + ": HTTP " + std::to_string(res->status), status_attempts - 1,
+                              impl.options.max_retries, impl.retry_wait(status_attempts - 1, &res.value()));
       continue;
     }
     if (res) return fail(http_error("GET", url, *res, ErrorContext{nullptr, {}, display_path}));

@@ -19,7 +19,6 @@ struct DownloadOptions {
 int run_download(const DownloadOptions& opts) {
   auto options = client_options(opts.hub);
   if (!options) return report_error(options.error());
-  options->progress = TerminalProgress::make(opts.hub);
   hub::HubClient client(*options);
   nlohmann::ordered_json out;
   std::filesystem::path snapshot;

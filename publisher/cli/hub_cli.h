@@ -50,6 +50,43 @@ inline void add_hub_flags(CLI::App* cmd, HubFlags& f, bool revisions = true) {
   cmd->add_flag("-q,--quiet", f.quiet, "No progress output");
 }
 
+// Progress on stderr: a percentage line on a terminal, and a line before each retry everywhere
+// (a CI log too), so a Hub that does not answer is not 23 s of silence. None for -q or --json.
+class TerminalProgress : public hub::ProgressSink {
+ public:
+  static std::shared_ptr<hub::ProgressSink> make(const HubFlags& f) {
+    if (f.quiet || f.json) return nullptr;
+    return std::make_shared<TerminalProgress>(::isatty(2) != 0);
+  }
+  explicit TerminalProgress(bool terminal) : terminal_(terminal) {}
+  void on_retry(std::string_view what, int attempt, int of, std::chrono::milliseconds wait) override {
+    std::lock_guard<std::mutex> g(mutex_);
+    std::fprintf(stderr, "%s%.*s; retry %d of %d in %.1f s\n", terminal_ ? "\r\033[K" : "",
+                 static_cast<int>(what.size()), what.data(), attempt, of, static_cast<double>(wait.count()) / 1000.0);
+  }
+  bool on_bytes(std::string_view path, std::uint64_t done, std::uint64_t total) override {
+    if (!terminal_) return true;
+    std::lock_guard<std::mutex> g(mutex_);
+    int pct = total ? static_cast<int>(done * 100 / total) : 100;
+    if (pct == last_pct_ && path == last_path_) return true;
+    last_pct_ = pct;
+    last_path_ = std::string(path);
+    std::fprintf(stderr, "\r\033[K%3d%% %s", pct, last_path_.c_str());
+    return true;
+  }
+  void on_complete(std::string_view path) override {
+    if (!terminal_) return;
+    std::lock_guard<std::mutex> g(mutex_);
+    std::fprintf(stderr, "\r\033[K  done %.*s\n", static_cast<int>(path.size()), path.data());
+  }
+
+ private:
+  const bool terminal_;
+  std::mutex mutex_;
+  int last_pct_ = -1;
+  std::string last_path_;
+};
+
 inline Expected<hub::ClientOptions> client_options(const HubFlags& f) {
   KHUB_TRY(auto o, hub::ClientOptions::from_environment());
   if (f.cache_dir) {
@@ -57,6 +94,7 @@ inline Expected<hub::ClientOptions> client_options(const HubFlags& f) {
       return Error(ErrorCode::InvalidArgument, "--cache-dir is empty", "name a folder, or leave the flag out");
     o.cache_dir = *f.cache_dir;
   }
+  o.progress = TerminalProgress::make(f);
   return o;
 }
 
@@ -157,30 +195,5 @@ inline nlohmann::json host_variant(const std::vector<std::string>& names, const 
 }
 
 /// One status line per file on stderr, redrawn in place; only on a terminal, never with --quiet/--json.
-class TerminalProgress : public hub::ProgressSink {
- public:
-  static std::shared_ptr<hub::ProgressSink> make(const HubFlags& f) {
-    if (f.quiet || f.json || !::isatty(2)) return nullptr;
-    return std::make_shared<TerminalProgress>();
-  }
-  bool on_bytes(std::string_view path, std::uint64_t done, std::uint64_t total) override {
-    std::lock_guard<std::mutex> g(mutex_);
-    int pct = total ? static_cast<int>(done * 100 / total) : 100;
-    if (pct == last_pct_ && path == last_path_) return true;
-    last_pct_ = pct;
-    last_path_ = std::string(path);
-    std::fprintf(stderr, "\r\033[K%3d%% %s", pct, last_path_.c_str());
-    return true;
-  }
-  void on_complete(std::string_view path) override {
-    std::lock_guard<std::mutex> g(mutex_);
-    std::fprintf(stderr, "\r\033[K  done %.*s\n", static_cast<int>(path.size()), path.data());
-  }
-
- private:
-  std::mutex mutex_;
-  int last_pct_ = -1;
-  std::string last_path_;
-};
 
 }  // namespace khub::cli

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -116,9 +117,19 @@ Expected<HttpResponse> HubSession::call(HttpRequest request, bool hub_auth, bool
   for (int attempt = 0;; ++attempt) {
     auto response = transport_.send(request);
     bool can_retry = retry && attempt < retry_.max_retries;
+    auto pause = [&](const std::string& why, int wait_ms) {
+      if (retry_.notify) {
+        char secs[32];
+        std::snprintf(secs, sizeof secs, "%.1f", wait_ms / 1000.0);
+        retry_.notify(request.method + " " + redact(request.url.substr(0, request.url.find('?'))) + ": " + why +
+                      "; retry " + std::to_string(attempt + 1) + " of " + std::to_string(retry_.max_retries) + " in " +
+                      secs + " s");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+    };
     if (!response) {
       if (can_retry && response.error().code == ErrorCode::Network) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(retry_.base_delay_ms * kFactors[std::min(attempt, 4)]));
+        pause(response.error().message, retry_.base_delay_ms * kFactors[std::min(attempt, 4)]);
         continue;
       }
       return response;
@@ -128,7 +139,7 @@ Expected<HttpResponse> HubSession::call(HttpRequest request, bool hub_auth, bool
       if (response->status == 429) {
         if (auto s = rate_limit_wait(*response)) wait = *s * retry_.base_delay_ms;
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(wait));
+      pause("HTTP " + std::to_string(response->status), wait);
       continue;
     }
     return response;

@@ -2,6 +2,7 @@
 // The Hub upload endpoints `khub push` calls (hub-protocol.md §7), over an UploadTransport: bearer
 // auth on Hub-host requests only, retries with backoff for transient failures (never for the NDJSON
 // commit), and status/X-Error-Code → ErrorCode mapping.
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@ namespace khub::publish::detail {
 struct RetryPolicy {
   int max_retries = 5;
   int base_delay_ms = 1000;  // delays 1, 2, 4, 8, 8 × base; 429 waits (t + 1) × base
+  std::function<void(const std::string&)> notify;  // one line before each wait (push's progress)
 };
 
 struct PreuploadInfo {

@@ -112,9 +112,22 @@ TEST_F(ClientTest, RetriesServerErrorsThenSucceeds) {
   f.fail_count = 3;
   f.fail_status = 503;
   hub_.set_faults(f);
-  auto c = client();
+  // The progress sink hears of each retry before its wait (the CLI prints a line for it).
+  struct Retries : ProgressSink {
+    std::vector<std::string> lines;
+    void on_retry(std::string_view what, int attempt, int of, std::chrono::milliseconds) override {
+      lines.push_back(std::string(what) + " " + std::to_string(attempt) + "/" + std::to_string(of));
+    }
+  };
+  auto sink = std::make_shared<Retries>();
+  auto o = test::fixture_options(hub_, dir_.path());
+  o.progress = sink;
+  HubClient c(o);
   EXPECT_TRUE(c.list_refs(repo_));
   EXPECT_EQ(hub_.requests().size(), 4u);
+  ASSERT_EQ(sink->lines.size(), 3u);
+  EXPECT_EQ(sink->lines[0], "GET " + hub_.endpoint() + "/api/kernels/org/relu/refs: HTTP 503 1/5");
+  EXPECT_EQ(sink->lines[2].substr(sink->lines[2].size() - 3), "3/5");
 }
 
 TEST_F(ClientTest, GivesUpAfterRetries) {

@@ -25,6 +25,9 @@ class ProgressSink {
   virtual void on_start(std::string_view /*path*/, std::uint64_t /*total*/) {}
   virtual bool on_bytes(std::string_view /*path*/, std::uint64_t /*done*/, std::uint64_t /*total*/) { return true; }
   virtual void on_complete(std::string_view /*path*/) {}
+  /// A transient failure (connect error, 5xx, 429) before a wait and another try: `what` is the
+  /// request and the failure in one line, attempt counts from 1 up to `of`.
+  virtual void on_retry(std::string_view /*what*/, int /*attempt*/, int /*of*/, std::chrono::milliseconds /*wait*/) {}
 };
 
 struct ClientOptions {
