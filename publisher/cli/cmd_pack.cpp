@@ -6,6 +6,7 @@
 #include "command.h"
 #include "khub/protocol/metadata.h"
 #include "khub/publish/bundle.h"
+#include "khub/publish/check.h"
 
 namespace khub::cli {
 namespace {
@@ -17,10 +18,23 @@ struct PackOptions {
 
 Status run_pack(const PackOptions& opts) {
   KHUB_CHECK(check_output_path("--output", opts.out));
+  if (!opts.out.ends_with(".tar.zst"))  // the format it holds, whatever the name says
+    return Error(ErrorCode::InvalidArgument, "--output " + opts.out + ": a bundle is a zstd tar",
+                 "name it <something>.tar.zst");
   KHUB_TRY(auto tree, publish::discover_build(opts.dir));
   for (const auto& v : tree.variants) {  // fail here, not at the push that unpacks it
     auto metadata = protocol::read_metadata(v.path / "metadata.json");
     if (!metadata) return Error(ErrorCode::InvalidArgument, v.name + ": " + metadata.error().message, "run `khub check` on the build");
+  }
+  // What push checks but the ELF modules (push runs those under its --abi-check): variant names,
+  // metadata against them, the digest.
+  publish::CheckOptions checks;
+  checks.abi = false;
+  KHUB_TRY(auto report, publish::check_build(tree, checks));
+  if (auto clean = publish::require_clean(report, opts.dir); !clean) {
+    Error e = std::move(clean).error();
+    e.code = ErrorCode::InvalidArgument;  // the build given is not publishable: bad input
+    return e;
   }
   KHUB_TRY(auto packed, publish::pack_build(tree, opts.out));
   std::cout << "Packed " << tree.variants.size() << " variant(s), " << packed.files << " file(s), " << packed.bytes

@@ -116,6 +116,22 @@ TEST_F(PushCli, PushesSeveralBundles) {
   write(a + "/metadata.json", "{not json");
   EXPECT_EQ(run_khub("pack " + (build() / a).string() + " -o " + (root_ / "bad.tar.zst").string()).code, 2);
   EXPECT_FALSE(std::filesystem::exists(root_ / "bad.tar.zst"));
+  // So does what push would refuse (a variant name that does not parse, a stale digest), and a
+  // bundle name that is no .tar.zst.
+  std::filesystem::remove_all(build() / a);
+  const std::string typo = "torch212-cxx11-cpuu-x86_64-linux";
+  add_variant(typo);
+  hash_all();
+  EXPECT_EQ(run_khub("pack " + (build() / typo).string() + " -o " + (root_ / "typo.tar.zst").string()).code, 2);
+  EXPECT_FALSE(std::filesystem::exists(root_ / "typo.tar.zst"));
+  std::filesystem::remove_all(build() / typo);
+  add_variant(a);
+  copy_in(KHUB_FIXTURE_NS_GOOD, a + "/_relu_cuda_abc1234.abi3.so");
+  hash_all();
+  EXPECT_EQ(run_khub("pack " + (build() / a).string() + " -o " + (root_ / "a.zip").string()).code, 2);
+  write(a + "/__init__.py", "# changed after hashing\n");
+  EXPECT_EQ(run_khub("pack " + (build() / a).string() + " -o " + (root_ / "stale.tar.zst").string()).code, 2);
+  EXPECT_NE(khub::testing::slurp(root_ / "stderr.txt").find("khub hash"), std::string::npos);
 }
 #endif
 
