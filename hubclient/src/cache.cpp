@@ -43,6 +43,13 @@ std::optional<std::string> read_ref(const CacheLayout& cache, const RepoRef& rep
   return s;
 }
 
+namespace {
+// A cache write that failed: most often a cache folder this user may not write.
+Error cache_write_error(std::string message) {
+  return Error(ErrorCode::Io, std::move(message), "check that the cache folder is writable (KERNELS_CACHE / HF_HUB_CACHE)");
+}
+}  // namespace
+
 Status write_ref(const CacheLayout& cache, const RepoRef& repo, std::string_view revision, std::string_view commit) {
   if (!is_commit_hash(commit))
     return Error(ErrorCode::Protocol, "refusing to record '" + std::string(commit) + "' as the commit of " +
@@ -52,7 +59,8 @@ Status write_ref(const CacheLayout& cache, const RepoRef& repo, std::string_view
                  "use a branch, tag or commit name without '..', '.' or empty parts");
   if (revision == commit) return {};
   if (auto current = read_ref(cache, repo, revision); current && *current == commit) return {};
-  return write_file_atomic(cache.ref_file(repo, revision), commit);
+  if (auto st = write_file_atomic(cache.ref_file(repo, revision), commit); !st) return cache_write_error(st.error().message);
+  return {};
 }
 
 std::optional<std::string> cached_commit(const CacheLayout& cache, const RepoRef& repo, std::string_view revision) {
@@ -66,7 +74,7 @@ Status link_snapshot_file(const CacheLayout& cache, const RepoRef& repo, std::st
   fs::path blob = cache.blob(repo, etag);
   std::error_code ec;
   fs::create_directories(file.parent_path(), ec);
-  if (ec) return Error(ErrorCode::Io, "cannot create " + file.parent_path().string() + ": " + ec.message());
+  if (ec) return cache_write_error("cannot create " + file.parent_path().string() + ": " + ec.message());
   // Build next to the final name, then rename over it: readers never see a half-made pointer.
   fs::path tmp = file;
   tmp += "." + std::to_string(::getpid()) + "." + random_hex8() + ".tmp";
@@ -77,13 +85,13 @@ Status link_snapshot_file(const CacheLayout& cache, const RepoRef& repo, std::st
   if (copy || ec) {
     ec.clear();
     fs::copy_file(blob, tmp, fs::copy_options::overwrite_existing, ec);
-    if (ec) return Error(ErrorCode::Io, "cannot copy " + blob.string() + " to " + tmp.string() + ": " + ec.message());
+    if (ec) return cache_write_error("cannot copy " + blob.string() + " to " + tmp.string() + ": " + ec.message());
   }
   fs::rename(tmp, file, ec);
   if (ec) {
     std::error_code ignored;
     fs::remove(tmp, ignored);
-    return Error(ErrorCode::Io, "cannot create " + file.string() + ": " + ec.message());
+    return cache_write_error("cannot create " + file.string() + ": " + ec.message());
   }
   return {};
 }

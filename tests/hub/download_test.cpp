@@ -334,6 +334,8 @@ TEST_F(DownloadTest, ParallelFilesAndUnwritableCache) {
   auto p = fetch_file(c2, repo_, commit_, kInit);
   ASSERT_FALSE(p);
   EXPECT_EQ(p.error().code, ErrorCode::Io);
+  EXPECT_EQ(p.error().hint, "check that the cache folder is writable (KERNELS_CACHE / HF_HUB_CACHE)")
+      << p.error().describe();
 }
 
 TEST_F(DownloadTest, ParallelDownloadsKeepTheUmask) {
