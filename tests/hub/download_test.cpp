@@ -34,6 +34,12 @@ class DownloadTest : public ::testing::Test {
     o.token = "hf_test_token_123456";
     return o;
   }
+  // kSo fetched from the hub with these faults set.
+  Expected<fs::path> fetch_so(const test::Faults& faults) {
+    hub_.set_faults(faults);
+    HubClient c(options());
+    return fetch_file(c, repo_, commit_, kSo);
+  }
   FixtureHub hub_;
   TempDir dir_;
   std::string commit_;
@@ -149,9 +155,7 @@ TEST_F(DownloadTest, AnotherCommitThanAskedIsRefused) {
   test::Faults f;
   f.match = "/resolve/";
   f.repo_commit = other;
-  hub_.set_faults(f);
-  HubClient c(options());
-  auto p = fetch_file(c, repo_, commit_, kSo);
+  auto p = fetch_so(f);
   ASSERT_FALSE(p);
   EXPECT_EQ(p.error().code, ErrorCode::Protocol);
   EXPECT_NE(p.error().message.find("asked for commit " + commit_ + ", the server answered " + other), std::string::npos)
@@ -240,9 +244,7 @@ TEST_F(DownloadTest, CorruptBodyIsRejectedAndNothingKept) {
   test::Faults f;
   f.match = "/blobs/";
   f.corrupt = true;
-  hub_.set_faults(f);
-  HubClient c(options());
-  auto p = fetch_file(c, repo_, commit_, kSo);
+  auto p = fetch_so(f);
   ASSERT_FALSE(p);
   EXPECT_EQ(p.error().code, ErrorCode::Integrity);
   EXPECT_NE(p.error().message.find("_relu_cuda_abc1234.abi3.so: sha256 mismatch"), std::string::npos);
