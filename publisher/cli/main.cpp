@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.h"
+#include "khub/base/temp_files.h"
 
 namespace khub::cli {
 namespace {
@@ -87,6 +88,7 @@ int main(int argc, char** argv) {
   CLI::App app{"khub: load, verify and publish compute kernels from a Kernel Hub", "khub"};
   app.set_version_flag("--version", std::string("khub ") + KHUB_VERSION);
   app.require_subcommand(1);
+  khub::remove_temp_files_on_signal();  // Ctrl-C during pack, sign or a cache write leaves no temp file
   for (int i = 1; i < argc; ++i) g_json_errors |= std::string_view(argv[i]) == "--json";
   auto& commands = registry();
   std::sort(commands.begin(), commands.end());

@@ -9,6 +9,7 @@
 #include <iterator>
 #include <memory>
 
+#include "khub/base/temp_files.h"
 #include "khub/publish/upload_plan.h"
 
 namespace khub::publish {
@@ -87,6 +88,7 @@ Expected<PackResult> pack_build(const BuildTree& tree, const fs::path& out) {
 
   fs::path tmp = out;
   tmp += ".tmp" + std::to_string(::getpid());
+  const TempFileGuard removed_on_ctrl_c(tmp);
   ArchivePtr a(archive_write_new(), archive_write_free);
   archive_write_set_format_pax_restricted(a.get());
   if (archive_write_add_filter_zstd(a.get()) != ARCHIVE_OK) return archive_error(a.get(), "zstd");

@@ -2,7 +2,6 @@
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -10,6 +9,7 @@
 #include <memory>
 #include <sstream>
 
+#include "khub/base/fs.h"
 #include "khub/base/hash.h"
 #include "khub/protocol/digest.h"
 #include "khub/protocol/metadata.h"
@@ -71,23 +71,6 @@ Expected<std::vector<std::uint8_t>> sign_bytes(EVP_PKEY* key, std::string_view m
   return sig;
 }
 
-Status write_atomically(const fs::path& path, const std::string& text) {
-  fs::path tmp = path;
-  tmp += ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) return Error(ErrorCode::Io, "cannot write " + tmp.string());
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    return Error(ErrorCode::Io, "cannot write " + path.string());
-  }
-  return {};
-}
-
 }  // namespace
 
 Expected<std::string> public_key_pem_of(const fs::path& private_key_pem) {
@@ -125,7 +108,7 @@ Expected<SignResult> sign_build(const BuildTree& tree, const fs::path& private_k
     h.update(texts[i]);
     bundle.message_digest = h.finish();
     KHUB_TRY(bundle.signature, sign_bytes(key.get(), texts[i]));
-    KHUB_CHECK(write_atomically(tree.variants[i].path / "metadata.json.sigstore",
+    KHUB_CHECK(write_file_atomic(tree.variants[i].path / "metadata.json.sigstore",
                                 protocol::serialize_signature_bundle(bundle)));
     result.variants.push_back(tree.variants[i].name);
   }

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <thread>
 
+#include "khub/base/temp_files.h"
+
 namespace khub {
 namespace fs = std::filesystem;
 
@@ -53,6 +55,7 @@ Status write_file_atomic(const fs::path& path, std::string_view content) {
   if (ec) return Error(ErrorCode::Io, "cannot create " + path.parent_path().string() + ": " + ec.message());
   fs::path tmp = path;
   tmp += "." + std::to_string(::getpid()) + "." + random_hex8() + ".tmp";
+  const TempFileGuard removed_on_ctrl_c(tmp);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return Error(ErrorCode::Io, "cannot create " + tmp.string() + ": " + std::strerror(errno));
   const char* p = content.data();

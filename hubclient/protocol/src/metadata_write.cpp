@@ -1,9 +1,7 @@
 // metadata.json writing: the exact bytes kernel-builder's serde_json::to_string_pretty produces.
-#include <fstream>
-
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
+#include "khub/base/fs.h"
 #include "khub/protocol/metadata.h"
 
 namespace khub::protocol {
@@ -65,26 +63,7 @@ std::string serialize_metadata(const KernelMetadata& m) {
 }
 
 Status write_metadata(const std::filesystem::path& path, const KernelMetadata& metadata) {
-  const std::string text = serialize_metadata(metadata);
-  auto tmp = path;
-  tmp += ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
-      return Error(ErrorCode::Io, "cannot write " + tmp.string());
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    return Error(ErrorCode::Io, "cannot replace " + path.string() + ": " + ec.message());
-  }
-  return {};
+  return write_file_atomic(path, serialize_metadata(metadata));
 }
 
 }  // namespace khub::protocol
