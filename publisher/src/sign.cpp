@@ -27,7 +27,7 @@ int no_passphrase(char*, int, int, void*) { return -1; }
 
 Expected<PkeyPtr> load_private_key(const fs::path& path) {
   std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_file(path.c_str(), "r"), BIO_free);
-  if (!bio) return Error(ErrorCode::Io, "cannot read key " + path.string() + ": " + std::strerror(errno));
+  if (!bio) return Error(ErrorCode::InvalidArgument, "cannot read key " + path.string() + ": " + std::strerror(errno));
   PkeyPtr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, &no_passphrase, nullptr), EVP_PKEY_free);
   if (!key)
     return Error(ErrorCode::InvalidArgument,
@@ -41,9 +41,12 @@ Expected<PkeyPtr> load_private_key(const fs::path& path) {
     if (EVP_PKEY_get_group_name(key.get(), group, sizeof group, &len) == 1 && std::string(group) == "prime256v1") {
       return key;
     }
-    return Error(ErrorCode::Unsupported, "EC key on curve `" + std::string(group) + "`: only P-256 is supported");
+    return Error(ErrorCode::InvalidArgument, path.string() + ": EC key on curve `" + std::string(group) +
+                                                 "`: only P-256 is supported", "use an ECDSA P-256 or Ed25519 key");
   }
-  return Error(ErrorCode::Unsupported, "key type is not supported: use ECDSA P-256 or Ed25519");
+  // A wrong key is bad input (exit 2), like a file that is no key at all.
+  return Error(ErrorCode::InvalidArgument, path.string() + ": key type is not supported",
+               "use an ECDSA P-256 or Ed25519 key");
 }
 
 Expected<std::string> public_pem(EVP_PKEY* key) {

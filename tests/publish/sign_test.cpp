@@ -96,7 +96,8 @@ TEST_F(Sign, RefusesUnsupportedKeysAndUnhashedMetadata) {
     ASSERT_TRUE(khub::testing::write_private_key(kind, root_ / (kind + ".pem")));
     auto r = sign_build(*tree, root_ / (kind + ".pem"));
     ASSERT_FALSE(r) << kind;
-    EXPECT_EQ(r.error().code, ErrorCode::Unsupported);
+    EXPECT_EQ(r.error().code, ErrorCode::InvalidArgument);  // bad input, exit 2
+    EXPECT_EQ(r.error().hint, "use an ECDSA P-256 or Ed25519 key");
   }
   std::ofstream(root_ / "junk.pem") << "not a key";
   EXPECT_EQ(sign_build(*tree, root_ / "junk.pem").error().code, ErrorCode::InvalidArgument);
