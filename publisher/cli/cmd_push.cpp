@@ -1,8 +1,10 @@
 // khub push <dir> --repo org/name: publish a build like `kernel-builder upload` (hub-protocol.md §7.7).
 // Token from HF_TOKEN (then HUGGING_FACE_HUB_TOKEN, then the token file), endpoint from HF_ENDPOINT.
 // All checks run before the first request. Exit 0 ok, 1 failure, 2 bad input, 4 auth.
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -124,7 +126,18 @@ Expected<publish::BuildTree> load_inputs(const PushCmdOptions& opts, ScratchDir&
     }
     bundles.emplace_back(in);
   }
-  std::string tmpl = (std::filesystem::temp_directory_path() / "khub-push-XXXXXX").string();
+  // The folder is named by this process: a push that Ctrl-C or a kill ended could not remove its
+  // own, so the next push removes those whose process is gone.
+  const auto tmp_root = std::filesystem::temp_directory_path();
+  for (const auto& e : std::filesystem::directory_iterator(tmp_root, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!name.starts_with("khub-push-") || !e.is_directory(ec)) continue;
+    const auto dash = name.find('-', 10);
+    const std::string pid = name.substr(10, dash == std::string::npos ? 0 : dash - 10);
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos || pid.size() > 9) continue;
+    if (::kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH) std::filesystem::remove_all(e.path(), ec);
+  }
+  std::string tmpl = (tmp_root / ("khub-push-" + std::to_string(::getpid()) + "-XXXXXX")).string();
   if (!::mkdtemp(tmpl.data())) return Error(ErrorCode::Io, "cannot create a temporary directory");
   scratch.path = tmpl;
   return publish::unpack_bundles(bundles, scratch.path / "kernel");

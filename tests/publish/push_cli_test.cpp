@@ -1,8 +1,11 @@
 // `khub push` as a process against the in-process local Hub: --json keys, exit codes, stderr lines.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -100,9 +103,25 @@ TEST_F(PushCli, PushesSeveralBundles) {
     ASSERT_EQ(packed.code, 0) << khub::testing::slurp(root_ / "stderr.txt");
     std::filesystem::remove_all(build() / v);
   }
+  // A push a kill ended left its unpacked bundles behind; the next push removes them, and only
+  // those whose process is gone.
+  const pid_t gone = ::fork();
+  if (gone == 0) ::_exit(0);
+  ASSERT_GT(gone, 0);
+  ::waitpid(gone, nullptr, 0);
+  const auto tmp = std::filesystem::temp_directory_path();
+  const auto stale = tmp / ("khub-push-" + std::to_string(gone) + "-zzzzzz");
+  const auto live = tmp / ("khub-push-" + std::to_string(::getpid()) + "-zzzzzz");
+  for (const auto& d : {stale, live}) {
+    std::filesystem::create_directories(d / "kernel");
+    std::ofstream(d / "kernel" / "big.so") << "left behind";
+  }
   auto pushed = run_khub("push " + (root_ / (a + ".tar.zst")).string() + " " + (root_ / (b + ".tar.zst")).string() +
                          " --repo khub-test/relu --json");
   ASSERT_EQ(pushed.code, 0) << khub::testing::slurp(root_ / "stderr.txt");
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  EXPECT_TRUE(std::filesystem::exists(live));
+  std::filesystem::remove_all(live);
   auto j = nlohmann::json::parse(pushed.out);
   EXPECT_EQ(j["variants"], nlohmann::json::array({b, a}));
   EXPECT_EQ(j["files_uploaded"], 6);
