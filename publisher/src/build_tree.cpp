@@ -1,6 +1,10 @@
 #include "khub/publish/build_tree.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 namespace khub::publish {
 namespace {
@@ -56,6 +60,15 @@ Expected<BuildTree> discover_build(const fs::path& dir) {
   }
   return Error(ErrorCode::InvalidArgument, "no build variants found in " + dir.string(),
                "expected <dir>/build/<variant>/metadata.json (or <dir>/result/…, <dir>/<variant>/…)");
+}
+
+Status require_writable_variants(const BuildTree& tree) {
+  for (const auto& v : tree.variants) {
+    if (::access(v.path.c_str(), W_OK) != 0)
+      return Error(ErrorCode::Io, "cannot write in " + v.path.string() + ": " + std::strerror(errno),
+                   "nothing was changed; make every variant folder writable, then run it again");
+  }
+  return {};
 }
 
 }  // namespace khub::publish

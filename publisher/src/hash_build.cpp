@@ -18,6 +18,7 @@ Expected<std::vector<HashedVariant>> write_digests(const BuildTree& tree, protoc
     KHUB_TRY(metadata[i].digest, protocol::compute_digest(tree.variants[i].path, algorithm));
     texts.push_back(protocol::serialize_metadata(metadata[i]));
   }
+  KHUB_CHECK(require_writable_variants(tree));
   std::vector<HashedVariant> out;
   for (std::size_t i = 0; i < tree.variants.size(); ++i) {
     const auto path = tree.variants[i].path / "metadata.json";

@@ -104,6 +104,7 @@ Expected<SignResult> sign_build(const BuildTree& tree, const fs::path& private_k
     s << in.rdbuf();
     texts.push_back(s.str());
   }
+  KHUB_CHECK(require_writable_variants(tree));
   for (std::size_t i = 0; i < tree.variants.size(); ++i) {
     protocol::SignatureBundle bundle;
     bundle.key_hint = result.key_hint;

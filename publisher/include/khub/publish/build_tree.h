@@ -30,4 +30,8 @@ struct BuildTree {
 /// missing path) or Io.
 [[nodiscard]] Expected<BuildTree> discover_build(const std::filesystem::path& dir);
 
+/// Io when any variant folder cannot be written, before a command that writes into each of them
+/// (hash, sign) changes the first: all of them or none.
+[[nodiscard]] Status require_writable_variants(const BuildTree& tree);
+
 }  // namespace khub::publish
