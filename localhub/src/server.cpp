@@ -1,9 +1,8 @@
 #include "khub/localhub/server.h"
 
-#include <fcntl.h>
 #include <sys/random.h>
-#include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -17,6 +16,8 @@
 #include "dispatch.h"
 #include "fault.h"
 #include "http_util.h"
+#include "khub/base/fs.h"
+#include "khub/base/hash.h"
 
 namespace khub::localhub {
 
@@ -48,31 +49,15 @@ Expected<std::string> load_secret(const std::filesystem::path& root) {
   std::ifstream in(file);
   std::string secret;
   if (in && std::getline(in, secret) && secret.size() == 64) return secret;
-  unsigned char key[32];
-  for (std::size_t got = 0; got < sizeof key;) {
-    const ssize_t n = ::getrandom(key + got, sizeof key - got, 0);
+  std::array<std::uint8_t, 32> key{};
+  for (std::size_t got = 0; got < key.size();) {
+    const ssize_t n = ::getrandom(key.data() + got, key.size() - got, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return Error(ErrorCode::Io, std::string("getrandom: ") + std::strerror(errno));
     got += static_cast<std::size_t>(n);
   }
-  static constexpr char kHex[] = "0123456789abcdef";
-  secret.clear();
-  for (unsigned char b : key) {
-    secret.push_back(kHex[b >> 4]);
-    secret.push_back(kHex[b & 15]);
-  }
-  auto tmp = root / "url-secret.tmp";
-  {
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) return Error(ErrorCode::Io, "cannot write " + tmp.string() + ": " + std::strerror(errno));
-    const std::string line = secret + '\n';
-    const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fsync(fd) == 0;
-    ::close(fd);
-    if (!ok) return Error(ErrorCode::Io, "cannot write " + tmp.string());
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, file, ec);
-  if (ec) return Error(ErrorCode::Io, "cannot write " + file.string() + ": " + ec.message());
+  secret = to_hex(key);
+  KHUB_CHECK(write_file_atomic(file, secret + '\n', 0600));
   return secret;
 }
 

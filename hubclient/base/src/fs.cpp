@@ -49,14 +49,14 @@ Status fsync_dir(const fs::path& dir) {
 }
 }  // namespace
 
-Status write_file_atomic(const fs::path& path, std::string_view content) {
+Status write_file_atomic(const fs::path& path, std::string_view content, unsigned mode) {
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
   if (ec) return Error(ErrorCode::Io, "cannot create " + path.parent_path().string() + ": " + ec.message());
   fs::path tmp = path;
   tmp += "." + std::to_string(::getpid()) + "." + random_hex8() + ".tmp";
   const TempFileGuard removed_on_ctrl_c(tmp);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, static_cast<mode_t>(mode));
   if (fd < 0) return Error(ErrorCode::Io, "cannot create " + tmp.string() + ": " + std::strerror(errno));
   const char* p = content.data();
   std::size_t left = content.size();

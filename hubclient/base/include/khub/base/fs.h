@@ -14,8 +14,10 @@ namespace khub {
 [[nodiscard]] Expected<std::string> read_file(const std::filesystem::path& path);
 
 /// Writes `content` to `<path>.<pid>.<8 hex>.tmp`, fsyncs it, renames it over `path` and fsyncs the
-/// folder. Parent folders are created. On failure the temp file is removed and Io is returned.
-[[nodiscard]] Status write_file_atomic(const std::filesystem::path& path, std::string_view content);
+/// folder. Parent folders are created. `mode` is the new file's (before the umask). On failure the
+/// temp file is removed and Io is returned.
+[[nodiscard]] Status write_file_atomic(const std::filesystem::path& path, std::string_view content,
+                                       unsigned mode = 0644);
 
 /// 8 random lower-case hex characters, for process-unique temp names.
 [[nodiscard]] std::string random_hex8();
