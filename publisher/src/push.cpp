@@ -252,13 +252,13 @@ Expected<PushResult> push_build(const BuildTree& tree, const PushOptions& o, Upl
     return Error(ErrorCode::Unauthorized, "no Hub token", "set HF_TOKEN to a token with write access");
   }
 
+  const detail::RetryPolicy retries{5, o.retry_base_delay_ms, [&o](const std::string& line) { say(o, line); }};
   if (target.repo_id.find('/') == std::string::npos) {
     if (o.token.empty()) {
       return Error(ErrorCode::InvalidArgument, "repo id `" + target.repo_id + "` has no namespace",
                    "pass <namespace>/" + target.repo_id + ", or set HF_TOKEN so that the Hub names your user");
     }
-    detail::HubSession account(transport, o.endpoint, o.token, o.repo_type, "",
-                               detail::RetryPolicy{5, o.retry_base_delay_ms, [&o](const std::string& line) { say(o, line); }});
+    detail::HubSession account(transport, o.endpoint, o.token, o.repo_type, "", retries);
     KHUB_TRY(auto user, account.whoami());
     target.repo_id = user + "/" + target.repo_id;
     say(o, "Repo `" + target.repo_id + "` (the token's user)");
@@ -268,8 +268,7 @@ Expected<PushResult> push_build(const BuildTree& tree, const PushOptions& o, Upl
   result.repo = target.repo_id;
   result.branch = target.branch;
   for (const auto& v : tree.variants) result.variants.push_back(v.name);
-  detail::HubSession hub(transport, o.endpoint, o.token, o.repo_type, target.repo_id,
-                         detail::RetryPolicy{5, o.retry_base_delay_ms, [&o](const std::string& line) { say(o, line); }});
+  detail::HubSession hub(transport, o.endpoint, o.token, o.repo_type, target.repo_id, retries);
 
   if (!o.create_pr && !o.dry_run) KHUB_CHECK(hub.create_repo(o.is_private));
   std::map<std::string, std::string> branches;
