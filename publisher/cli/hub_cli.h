@@ -194,6 +194,5 @@ inline nlohmann::json host_variant(const std::vector<std::string>& names, const 
   return pick ? nlohmann::json(pick->name) : nlohmann::json(nullptr);
 }
 
-/// One status line per file on stderr, redrawn in place; only on a terminal, never with --quiet/--json.
 
 }  // namespace khub::cli
