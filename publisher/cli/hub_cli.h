@@ -194,5 +194,4 @@ inline nlohmann::json host_variant(const std::vector<std::string>& names, const 
   return pick ? nlohmann::json(pick->name) : nlohmann::json(nullptr);
 }
 
-
 }  // namespace khub::cli
