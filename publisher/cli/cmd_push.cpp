@@ -211,7 +211,8 @@ void setup_push(CLI::App& root) {
   auto* cmd = root.add_subcommand("push", "Publish a multi-variant kernel build to the Hub");
   cmd->add_option("inputs", opts->inputs, "kernel dir or its build/, or bundles from `khub pack`")->required();
   cmd->add_option("--repo,--repo-id", opts->repo, "org/name, or a bare name for the token's user (default: general.hub.repo-id of build.toml)");
-  cmd->add_option("--branch", opts->branch, "target branch (default: general.hub.branch, else v<version>)");
+  cmd->add_option("--branch", opts->branch, "target branch (default: general.hub.branch, else v<version>)")
+      ->check(kNotEmpty);
   cmd->add_option("--version", opts->version, "expected kernel version; must match metadata.json")
       ->check(CLI::Range(0, 1000000));
   cmd->add_option("--repo-type", opts->repo_type, "kernel (default) or model (legacy repos)")

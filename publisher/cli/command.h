@@ -36,6 +36,11 @@ int report_error(const Error& error);
 /// InvalidArgument unless `path` names an existing file: a missing input is the caller's mistake.
 [[nodiscard]] Status check_input_file(std::string_view flag, const std::filesystem::path& path);
 
+/// A flag given an empty value is a mistake, not the flag left out (`--branch ''` from an unset
+/// shell variable would otherwise push to the default branch).
+inline const CLI::Validator kNotEmpty(
+    [](std::string& value) { return value.empty() ? std::string("must not be empty") : std::string(); }, "");
+
 /// Exit code a given error maps to.
 int exit_code_for(ErrorCode code);
 

@@ -37,7 +37,7 @@ struct HubFlags {
 inline void add_hub_flags(CLI::App* cmd, HubFlags& f, bool revisions = true) {
   if (revisions) {
     auto* v = cmd->add_option("--version", f.version, "Kernel version (branch v<N>)")->check(CLI::Range(0, 1000000));
-    cmd->add_option("--revision", f.revision, "Branch, tag or commit")->excludes(v);
+    cmd->add_option("--revision", f.revision, "Branch, tag or commit")->excludes(v)->check(kNotEmpty);
   }
   cmd->add_option("--repo-type", f.repo_type, "kernel or model (default: kernel, falling back to model)")
       ->check(CLI::IsMember({"kernel", "model"}));

@@ -39,7 +39,8 @@ TEST_F(CliTest, DownloadVerifyInfoVersions) {
   // --host /dev/null is not JSON: a usage error.
   EXPECT_EQ(dl.code, 2);
   // Command-line mistakes answer --json with the error object too.
-  for (const std::string args : {"download --json", "info org/relu --bogus --json", "nonsense --json"}) {
+  for (const std::string args : {"download --json", "info org/relu --bogus --json", "nonsense --json",
+                                 "download org/relu --revision '' --json"}) {
     auto usage = khub_cli(env_, args);
     EXPECT_EQ(usage.code, 2) << args;
     const auto j = nlohmann::json::parse(usage.out, nullptr, false);

@@ -75,6 +75,7 @@ TEST_F(PushCli, ExitCodes) {
   // Arguments that would fail half-way are refused before anything exists on the Hub.
   const std::string push = "push " + kernel().string() + " --repo khub-test/relu";
   for (const std::string& bad : {"push " + kernel().string() + " --repo ../relu", push + " --branch ../x",
+                                 push + " --branch ''",
                                  push + " --output-json " + (root_ / "no-such-folder" / "o.json").string(),
                                  "push " + kernel().string() + " --repo khub-test/" + std::string(97, 'r')}) {
     EXPECT_EQ(run_khub(bad).code, 2) << bad;
