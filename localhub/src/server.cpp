@@ -1,5 +1,6 @@
 #include "khub/localhub/server.h"
 
+#include <netdb.h>
 #include <sys/random.h>
 
 #include <array>
@@ -201,6 +202,16 @@ Server::~Server() { stop(); }
 
 Status Server::start() {
   auto& o = impl_->options;
+  {  // before anything is created: a host that is no address can never be bound
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    if (const int rc = ::getaddrinfo(o.host.c_str(), nullptr, &hints, &found); rc != 0) {
+      return Error(ErrorCode::InvalidArgument, "--host " + o.host + " is no address: " + ::gai_strerror(rc),
+                   "use an address of this machine, such as 127.0.0.1, or 0.0.0.0 for all");
+    }
+    ::freeaddrinfo(found);
+  }
   if (!is_loopback_host(o.host) && o.config.tokens.empty()) {
     return Error(ErrorCode::InvalidArgument,
                  "refusing to serve on " + o.host + " without tokens: anyone on the network could write",
@@ -288,7 +299,9 @@ Status Server::start() {
   });
   if (o.port == 0) {
     impl_->port = http.bind_to_any_port(o.host);
-    if (impl_->port < 0) return Error(ErrorCode::Network, "cannot bind " + o.host + " (any port)");
+    if (impl_->port < 0)
+      return Error(ErrorCode::Network, "cannot bind " + o.host + " (any port)",
+                   "is " + o.host + " an address of this machine? 127.0.0.1 and 0.0.0.0 always are");
   } else {
     if (!http.bind_to_port(o.host, o.port)) {
       return Error(ErrorCode::Network, "cannot bind " + o.host + ":" + std::to_string(o.port),

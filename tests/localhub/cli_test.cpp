@@ -108,6 +108,13 @@ TEST(CliServe, RefusesUnsafeOrMalformedOptions) {
   EXPECT_EQ(wait_exit(cfg.pid), 2);
   close(cfg.out);
   EXPECT_NE(slurp(dir.path / "e3.log").find("tokens must be a list"), std::string::npos);
+  // A host that is no address is named as such, before the tokens or the store are looked at.
+  auto host = spawn_serve({"--root", (dir.path / "nohost").string(), "--host", "999.1.1.1"}, dir.path / "e8.log");
+  EXPECT_EQ(wait_exit(host.pid), 2);
+  close(host.out);
+  EXPECT_NE(slurp(dir.path / "e8.log").find("--host 999.1.1.1 is no address"), std::string::npos)
+      << slurp(dir.path / "e8.log");
+  EXPECT_FALSE(std::filesystem::exists(dir.path / "nohost"));
   // --gc's options without --gc, and --gc on a folder that holds no store (a typo), do nothing.
   const auto missing = dir.path / "no-such-store";
   int n = 4;
