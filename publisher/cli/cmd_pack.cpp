@@ -4,7 +4,6 @@
 #include <iostream>
 
 #include "command.h"
-#include "khub/protocol/metadata.h"
 #include "khub/publish/bundle.h"
 #include "khub/publish/check.h"
 
@@ -22,12 +21,8 @@ Status run_pack(const PackOptions& opts) {
     return Error(ErrorCode::InvalidArgument, "--output " + opts.out + ": a bundle is a zstd tar",
                  "name it <something>.tar.zst");
   KHUB_TRY(auto tree, publish::discover_build(opts.dir));
-  for (const auto& v : tree.variants) {  // fail here, not at the push that unpacks it
-    auto metadata = protocol::read_metadata(v.path / "metadata.json");
-    if (!metadata) return Error(ErrorCode::InvalidArgument, v.name + ": " + metadata.error().message, "run `khub check` on the build");
-  }
-  // What push checks but the ELF modules (push runs those under its --abi-check): variant names,
-  // metadata against them, the digest.
+  // Fail here, not at the push that unpacks it: what push checks but the ELF modules (push runs
+  // those under its --abi-check) — variant names, metadata (its parse errors too), the digest.
   publish::CheckOptions checks;
   checks.abi = false;
   KHUB_TRY(auto report, publish::check_build(tree, checks));
