@@ -119,7 +119,7 @@ Expected<publish::BuildTree> load_inputs(const PushCmdOptions& opts, ScratchDir&
   std::vector<std::filesystem::path> bundles;
   for (const auto& in : opts.inputs) {
     if (!std::filesystem::exists(in, ec))
-      return Error(ErrorCode::InvalidArgument, in + ": no such file or directory");
+      return Error(ErrorCode::InvalidArgument, "input " + in + ": no such file or directory");
     if (!std::filesystem::is_regular_file(in, ec)) {
       return Error(ErrorCode::InvalidArgument, "`" + in + "` is not a bundle file",
                    "pass one build directory, or bundles made by `khub pack`");

@@ -75,7 +75,7 @@ Status check_input_file(std::string_view flag, const std::filesystem::path& path
   std::error_code ec;
   if (path.empty()) return Error(ErrorCode::InvalidArgument, std::string(flag) + ": empty path");
   if (!std::filesystem::exists(path, ec))
-    return Error(ErrorCode::InvalidArgument, std::string(flag) + " " + path.string() + ": no such file");
+    return Error(ErrorCode::InvalidArgument, std::string(flag) + " " + path.string() + ": no such file or directory");
   if (std::filesystem::is_directory(path, ec))
     return Error(ErrorCode::InvalidArgument, std::string(flag) + " " + path.string() + " is a folder, not a file");
   return {};

@@ -39,7 +39,8 @@ Expected<BuildTree> discover_build(const fs::path& dir) {
   if (ec) {
     // A path that is not there is the caller's mistake (exit 2); anything else is I/O.
     const bool missing = ec == std::errc::no_such_file_or_directory;
-    return Error(missing ? ErrorCode::InvalidArgument : ErrorCode::Io, "cannot open " + dir.string() + ": " + ec.message());
+    if (missing) return Error(ErrorCode::InvalidArgument, "build folder " + dir.string() + ": no such file or directory");
+    return Error(ErrorCode::Io, "cannot open " + dir.string() + ": " + ec.message());
   }
   if (!fs::is_directory(root, ec)) return Error(ErrorCode::InvalidArgument, dir.string() + " is not a directory");
   BuildTree tree;
@@ -69,6 +70,17 @@ Status require_writable_variants(const BuildTree& tree) {
                    "nothing was changed; make every variant folder writable, then run it again");
   }
   return {};
+}
+
+Expected<protocol::KernelMetadata> read_variant_metadata(const VariantDir& variant) {
+  auto m = protocol::read_metadata(variant.path / "metadata.json");
+  if (!m && m.error().code == ErrorCode::InvalidMetadata) {
+    Error e = std::move(m.error());
+    e.code = ErrorCode::InvalidArgument;
+    if (e.hint.empty()) e.hint = "fix that metadata.json, or rebuild the variant";
+    return e;
+  }
+  return m;
 }
 
 }  // namespace khub::publish

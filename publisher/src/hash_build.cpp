@@ -10,7 +10,7 @@ namespace khub::publish {
 Expected<std::vector<HashedVariant>> write_digests(const BuildTree& tree, protocol::DigestAlgorithm algorithm) {
   std::vector<protocol::KernelMetadata> metadata;
   for (const auto& v : tree.variants) {
-    KHUB_TRY(auto m, protocol::read_metadata(v.path / "metadata.json"));
+    KHUB_TRY(auto m, read_variant_metadata(v));
     metadata.push_back(std::move(m));
   }
   std::vector<std::string> texts;

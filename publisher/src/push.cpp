@@ -34,7 +34,7 @@ void say(const PushOptions& o, const std::string& line) {
 Expected<Target> resolve_target(const BuildTree& tree, const PushOptions& o) {
   std::map<std::uint64_t, std::vector<std::string>> versions;
   for (const auto& v : tree.variants) {
-    KHUB_TRY(auto m, protocol::read_metadata(v.path / "metadata.json"));
+    KHUB_TRY(auto m, read_variant_metadata(v));
     versions[m.version].push_back(v.name);
   }
   if (versions.size() != 1) {

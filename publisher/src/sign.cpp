@@ -88,7 +88,7 @@ Expected<SignResult> sign_build(const BuildTree& tree, const fs::path& private_k
   KHUB_TRY(result.key_hint, protocol::public_key_hint(pub));
   std::vector<std::string> texts;
   for (const auto& v : tree.variants) {
-    KHUB_TRY(auto m, protocol::read_metadata(v.path / "metadata.json"));
+    KHUB_TRY(auto m, read_variant_metadata(v));
     if (!m.digest) {
       return Error(ErrorCode::InvalidMetadata, v.name + "/metadata.json has no digest; run `khub hash` first");
     }

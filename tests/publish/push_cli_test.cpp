@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -90,6 +91,34 @@ TEST_F(PushCli, ExitCodes) {
   // A bare name is the token's user's repo.
   EXPECT_EQ(run_khub("push " + kernel().string() + " --repo relu").code, 0);
   EXPECT_TRUE(server_->store().find_repo({localhub::RepoType::Kernel, "tester", "relu"}));
+}
+
+// The commands that read a build agree: a missing path and a malformed metadata.json are bad input
+// (exit 2), and a missing path is worded the same way in each.
+TEST_F(PushCli, BuildReadersAgreeOnBadInput) {
+  const std::string missing = (root_ / "no-such-build").string();
+  std::vector<std::string> readers = {"check", "hash", "push"};
+#if KHUB_HAVE_ARCHIVE
+  readers.push_back("pack");
+#endif
+  auto args = [&](const std::string& cmd, const std::string& dir) {
+    if (cmd == "push") return cmd + " " + dir + " --repo khub-test/relu";
+    if (cmd == "pack") return cmd + " " + dir + " -o " + (root_ / "b.tar.zst").string();
+    return cmd + " " + dir;
+  };
+  for (const auto& cmd : readers) {
+    EXPECT_EQ(run_khub(args(cmd, missing)).code, 2) << cmd;
+    EXPECT_NE(khub::testing::slurp(root_ / "stderr.txt").find(missing + ": no such file or directory"),
+              std::string::npos)
+        << cmd << ": " << khub::testing::slurp(root_ / "stderr.txt");
+  }
+  add_variant("torch-cuda");
+  { std::ofstream(build() / "torch-cuda" / "metadata.json") << "{\"name\": "; }
+  for (const auto& cmd : readers) {
+    if (cmd == "check") continue;  // check reports it as a finding (exit 1), as kernel-builder's check
+    EXPECT_EQ(run_khub(args(cmd, build().string())).code, 2)
+        << cmd << ": " << khub::testing::slurp(root_ / "stderr.txt");
+  }
 }
 
 #if KHUB_HAVE_ARCHIVE

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "khub/base/error.h"
+#include "khub/protocol/metadata.h"
 
 namespace khub::publish {
 
@@ -33,5 +34,9 @@ struct BuildTree {
 /// Io when any variant folder cannot be written, before a command that writes into each of them
 /// (hash, sign) changes the first: all of them or none.
 [[nodiscard]] Status require_writable_variants(const BuildTree& tree);
+
+/// The variant's metadata.json. A malformed one is InvalidArgument (the build's own file: bad input,
+/// exit 2), where the client's read of a downloaded one is InvalidMetadata.
+[[nodiscard]] Expected<protocol::KernelMetadata> read_variant_metadata(const VariantDir& variant);
 
 }  // namespace khub::publish
