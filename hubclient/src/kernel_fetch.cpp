@@ -266,7 +266,7 @@ Expected<FetchedKernel> fetch_kernel(HubClient& client, const variants::HostInfo
                                                             "offline mode", "download the kernel while online first");
   }
   KHUB_CHECK(verify_variant(k, &cache, request.reuse_hashes));
-  KHUB_CHECK(detail::apply_signature_policy(k, request.signature_policy, request.trusted_keys));
+  KHUB_CHECK(detail::apply_signature_policy(k, request));
   return k;
 }
 

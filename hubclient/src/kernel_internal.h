@@ -42,7 +42,6 @@ struct StatusRedirect {
 /// After the digest check: verifies metadata.json.sigstore under `policy` and records the outcome
 /// in `kernel.signature` (Verified / Failed); Require turns a failure into a Signature error, Warn
 /// into a warning, Ignore leaves the presence report of verify_variant.
-[[nodiscard]] Status apply_signature_policy(FetchedKernel& kernel, protocol::SignaturePolicy policy,
-                                            const std::vector<std::string>& trusted_keys);
+[[nodiscard]] Status apply_signature_policy(FetchedKernel& kernel, const KernelRequest& request);
 
 }  // namespace khub::hub::detail

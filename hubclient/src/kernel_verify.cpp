@@ -132,10 +132,18 @@ Status check_device_arch(const FetchedKernel& kernel, const variants::HostInfo& 
                "use a build made for this GPU, or set check_arch = false");
 }
 
-Status apply_signature_policy(FetchedKernel& kernel, protocol::SignaturePolicy policy,
-                              const std::vector<std::string>& trusted_keys) {
+Status apply_signature_policy(FetchedKernel& kernel, const KernelRequest& request) {
+  const protocol::SignaturePolicy policy = request.signature_policy;
   if (policy == protocol::SignaturePolicy::Ignore) return {};
-  auto check = protocol::verify_variant_signature(kernel.variant_dir, trusted_keys);
+  protocol::SignatureTrust trust;
+  trust.public_keys_pem = request.trusted_keys;
+  trust.identities = request.trusted_identities;
+  std::optional<protocol::SigstoreTrustRoot> root;
+  if (!request.sigstore_trusted_root.empty()) {
+    KHUB_TRY(root, protocol::SigstoreTrustRoot::load(request.sigstore_trusted_root));
+    trust.sigstore_root = &*root;
+  }
+  auto check = protocol::verify_variant_signature(kernel.variant_dir, trust);
   const bool ok = check.outcome == protocol::SignatureOutcome::Success;
   kernel.signature = ok ? SignatureStatus::Verified : SignatureStatus::Failed;
   if (ok) return {};
@@ -145,7 +153,8 @@ Status apply_signature_policy(FetchedKernel& kernel, protocol::SignaturePolicy p
     kernel.warnings.push_back(what);
     return {};
   }
-  return Error(ErrorCode::Signature, what, "add the publisher's public key to the trusted keys, or lower the policy");
+  return Error(ErrorCode::Signature, what,
+               "trust the publisher's public key (trusted_keys) or CI workflow (trusted_identities), or lower the policy");
 }
 
 }  // namespace detail

@@ -56,7 +56,7 @@ TEST_F(Sign, VerificationOutcomesInOrder) {
   ASSERT_TRUE(sign_build(*tree, root_ / "k.pem"));
   EXPECT_EQ(protocol::verify_variant_signature(dir, {other, pub}).outcome, SignatureOutcome::Success);
   EXPECT_EQ(protocol::verify_variant_signature(dir, {other}).outcome, SignatureOutcome::SignatureVerificationFailure);
-  EXPECT_EQ(protocol::verify_variant_signature(dir, {}).outcome, SignatureOutcome::SignatureVerificationFailure);
+  EXPECT_EQ(protocol::verify_variant_signature(dir, std::vector<std::string>{}).outcome, SignatureOutcome::SignatureVerificationFailure);
 
   const auto bundle = slurp(dir / "metadata.json.sigstore");
   const auto metadata = slurp(dir / "metadata.json");
@@ -71,16 +71,16 @@ TEST_F(Sign, VerificationOutcomesInOrder) {
   EXPECT_EQ(protocol::verify_variant_signature(dir, {pub}).outcome, SignatureOutcome::SignatureBundleInvalid);
 
   std::vector<std::string> warnings;
-  EXPECT_TRUE(protocol::enforce_signature_policy(dir, protocol::SignaturePolicy::Ignore, {pub}, &warnings));
+  EXPECT_TRUE(protocol::enforce_signature_policy(dir, protocol::SignaturePolicy::Ignore, protocol::SignatureTrust{{pub}}, &warnings));
   EXPECT_TRUE(warnings.empty());
-  EXPECT_TRUE(protocol::enforce_signature_policy(dir, protocol::SignaturePolicy::Warn, {pub}, &warnings));
+  EXPECT_TRUE(protocol::enforce_signature_policy(dir, protocol::SignaturePolicy::Warn, protocol::SignatureTrust{{pub}}, &warnings));
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_TRUE(warnings[0].starts_with("torch-cuda: SignatureBundleInvalid: ")) << warnings[0];
-  auto required = protocol::enforce_signature_policy(dir, protocol::SignaturePolicy::Require, {pub});
+  auto required = protocol::enforce_signature_policy(dir, protocol::SignaturePolicy::Require, protocol::SignatureTrust{{pub}});
   ASSERT_FALSE(required);
   EXPECT_EQ(required.error().code, ErrorCode::Signature);
   std::ofstream(dir / "metadata.json.sigstore") << bundle;
-  EXPECT_TRUE(protocol::enforce_signature_policy(dir, protocol::SignaturePolicy::Require, {pub}));
+  EXPECT_TRUE(protocol::enforce_signature_policy(dir, protocol::SignaturePolicy::Require, protocol::SignatureTrust{{pub}}));
 }
 
 TEST_F(Sign, RefusesUnsupportedKeysAndUnhashedMetadata) {

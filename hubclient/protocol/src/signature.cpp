@@ -126,12 +126,30 @@ std::string_view to_string(SignatureOutcome o) noexcept {
 }
 
 SignatureCheck verify_variant_signature(const fs::path& dir, const std::vector<std::string>& trusted) {
+  SignatureTrust trust;
+  trust.public_keys_pem = trusted;
+  return verify_variant_signature(dir, trust);
+}
+
+SignatureCheck verify_variant_signature(const fs::path& dir, const SignatureTrust& trust) {
+  const std::vector<std::string>& trusted = trust.public_keys_pem;
   auto bundle_text = read_all(dir / "metadata.json.sigstore");
   if (!bundle_text) return {SignatureOutcome::SignatureBundleMissing, "no metadata.json.sigstore"};
   auto bundle = parse_signature_bundle(*bundle_text);
   if (!bundle) return {SignatureOutcome::SignatureBundleInvalid, bundle.error().message};
   auto metadata = read_all(dir / "metadata.json");
   if (!metadata) return {SignatureOutcome::MetadataMissing, "no metadata.json"};
+  if (bundle->has_certificate) {
+    if (trust.identities.empty()) {
+      return {SignatureOutcome::SignatureVerificationFailure, "keyless bundle, and no trusted signing identity configured"};
+    }
+    const auto& root = trust.sigstore_root ? *trust.sigstore_root : SigstoreTrustRoot::production();
+    auto st = verify_keyless_bundle(*metadata, *bundle_text, root, trust.identities);
+    if (st) return {SignatureOutcome::Success, ""};
+    const bool unreadable = st.error().code == ErrorCode::InvalidMetadata;
+    return {unreadable ? SignatureOutcome::SignatureBundleInvalid : SignatureOutcome::SignatureVerificationFailure,
+            st.error().message};
+  }
   if (!bundle->message_digest.empty()) {
     Hasher h(HashAlgorithm::Sha256);
     h.update(*metadata);
@@ -154,7 +172,7 @@ SignatureCheck verify_variant_signature(const fs::path& dir, const std::vector<s
           trusted.empty() ? "no trusted public key configured" : "no trusted public key verifies the signature"};
 }
 
-Status enforce_signature_policy(const fs::path& dir, SignaturePolicy policy, const std::vector<std::string>& trusted,
+Status enforce_signature_policy(const fs::path& dir, SignaturePolicy policy, const SignatureTrust& trusted,
                                 std::vector<std::string>* warnings) {
   if (policy == SignaturePolicy::Ignore) return {};
   auto check = verify_variant_signature(dir, trusted);

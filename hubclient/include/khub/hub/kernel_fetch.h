@@ -32,9 +32,14 @@ struct KernelRequest {
   // pins a commit of this repo, and a redirect (to another repo's moving branch) would undo that.
   bool follow_redirect = true;
   // metadata.json.sigstore (kernel-layout §16): Ignore only reports the bundle's presence; Warn
-  // verifies against `trusted_keys` and adds a warning on failure; Require refuses to load.
+  // verifies it and adds a warning on failure; Require refuses to load. A key-pair bundle must
+  // verify with one of `trusted_keys`; a keyless one (Fulcio + Rekor) must come from one of
+  // `trusted_identities` under the Sigstore trust root (`sigstore_trusted_root`, a trusted_root.json;
+  // empty: the public-good root khub ships).
   protocol::SignaturePolicy signature_policy = protocol::SignaturePolicy::Ignore;
   std::vector<std::string> trusted_keys;  // PEM public keys
+  std::vector<protocol::GitHubWorkflowIdentity> trusted_identities = protocol::kernels_community_identities();
+  std::filesystem::path sigstore_trusted_root;
   // Unchanged: files this process already hashed and that have not changed since are not read
   // again (see HashReuse); get_kernel sets it, so a warm call costs stat calls, not a re-hash.
   HashReuse reuse_hashes = HashReuse::Never;

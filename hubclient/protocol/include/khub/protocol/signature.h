@@ -2,8 +2,9 @@
 // `metadata.json.sigstore` (kernel-layout.md §16): a Sigstore bundle (v0.3 media type) whose
 // `messageSignature` signs the exact bytes of the variant's metadata.json. khub signs with a key
 // pair (ECDSA P-256 or Ed25519; `verificationMaterial.publicKey.hint` names the key) and verifies
-// against a set of trusted public keys. Keyless (Fulcio/Rekor) bundles are parsed but can only be
-// checked against a trusted key set, never the public-good trust root.
+// such bundles against a set of trusted public keys. Keyless bundles (a Fulcio certificate and a
+// Rekor entry, as kernels-community's CI signs) are verified against a Sigstore trusted root and a
+// list of trusted GitHub workflows (sigstore.h), as `kernels verify-signature` does.
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "khub/base/error.h"
+#include "khub/protocol/sigstore.h"
 
 namespace khub::protocol {
 
@@ -51,9 +53,22 @@ struct SignatureCheck {
   std::string detail;  // one line on failure
 };
 
+/// Who may have signed a variant.
+struct SignatureTrust {
+  std::vector<std::string> public_keys_pem;  // key-pair bundles (`khub sign --key`)
+  /// Keyless bundles: the workflows that may sign (kernels' default: kernels-community's CI) …
+  std::vector<GitHubWorkflowIdentity> identities = kernels_community_identities();
+  /// … under this Sigstore trust root (null: the public-good instance's, SigstoreTrustRoot::production()).
+  const SigstoreTrustRoot* sigstore_root = nullptr;
+};
+
 /// Verifies `variant_dir/metadata.json` against `variant_dir/metadata.json.sigstore`, in §16's order
-/// (bundle present, bundle parses, metadata present, signature over the raw bytes). A key whose hint
-/// matches is tried first, then every other trusted key.
+/// (bundle present, bundle parses, metadata present, signature over the raw bytes). A key-pair
+/// bundle: a key whose hint matches is tried first, then every other trusted key. A keyless bundle:
+/// verify_keyless_bundle against `trust.identities`.
+[[nodiscard]] SignatureCheck verify_variant_signature(const std::filesystem::path& variant_dir,
+                                                      const SignatureTrust& trust);
+/// Key-pair trust only (plus the default keyless identities).
 [[nodiscard]] SignatureCheck verify_variant_signature(const std::filesystem::path& variant_dir,
                                                       const std::vector<std::string>& trusted_public_keys_pem);
 
@@ -62,7 +77,7 @@ enum class SignaturePolicy { Ignore, Warn, Require };
 /// Applies a policy for the loader: Ignore → ok without reading anything; Warn → ok, a failed check
 /// appended to `warnings` as `<variant>: <outcome>: <detail>`; Require → Signature error on failure.
 [[nodiscard]] Status enforce_signature_policy(const std::filesystem::path& variant_dir, SignaturePolicy policy,
-                                              const std::vector<std::string>& trusted_public_keys_pem,
+                                              const SignatureTrust& trust,
                                               std::vector<std::string>* warnings = nullptr);
 
 }  // namespace khub::protocol

@@ -1,0 +1,650 @@
+#!/usr/bin/env python3
+"""Synthetic Sigstore fixture generator for khub's keyless-signature verifier.
+
+Usage: python sigstore_fixture.py OUT_DIR
+
+Builds a private "Sigstore instance" (Fulcio-like CA chain, CT log key, Rekor v1
+log key) with real cryptography, signs a kernel metadata.json the way
+`sigstore sign` + Rekor v1 would, and writes:
+
+  OUT_DIR/trusted_root.json            TrustedRoot for the synthetic instance
+  OUT_DIR/<case>/metadata.json         the artifact (possibly tampered)
+  OUT_DIR/<case>/metadata.json.sigstore  bundle v0.3 (possibly corrupted)
+  OUT_DIR/cases.json                   [{name, identity, oracle, reason}]
+
+The "oracle" verdict of every case comes from actually running sigstore-python's
+Verifier with kernels' GitHubWorkflowPolicy, so a C++ verifier can be checked
+against the reference implementation case by case.
+
+Everything is deterministic: keys are derived from fixed labels, ECDSA uses
+RFC 6979 nonces, and all timestamps are fixed (in the past, so the trusted
+root's validFor ranges are already active).
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import json
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.backends.openssl import backend as _ossl
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID, ObjectIdentifier
+
+# ---------------------------------------------------------------------------
+# Constants describing the synthetic instance and the identity under test.
+# ---------------------------------------------------------------------------
+
+UTC = dt.timezone.utc
+# All trust material becomes valid at this instant (must be <= "now" when the
+# oracle runs, because sigstore-python ignores keys whose validFor starts later).
+TRUST_START = dt.datetime(2025, 1, 1, tzinfo=UTC)
+# The signing event. The leaf is valid for 10 minutes from here (Fulcio profile).
+LEAF_NOT_BEFORE = dt.datetime(2026, 3, 10, 14, 30, 5, tzinfo=UTC)
+LEAF_LIFETIME = dt.timedelta(minutes=10)
+# Rekor integrates the entry shortly after the certificate was issued.
+INTEGRATION_DELAY_S = 7
+
+GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
+GOOGLE_ISSUER = "https://accounts.google.com"
+REPO = "huggingface/kernels-community"
+WF_PREFIX = f"https://github.com/{REPO}/.github/workflows"
+BUILD_URI = f"{WF_PREFIX}/build.yaml@refs/heads/main"
+MAC_URI = f"{WF_PREFIX}/build-mac.yaml@refs/heads/main"
+# Same identity that kernels.verify.DEFAULT_POLICIES trusts.
+SIGNER_URIS = [
+    BUILD_URI,
+    MAC_URI,
+    f"{WF_PREFIX}/build-windows.yaml@refs/heads/main",
+    f"{WF_PREFIX}/sign-old-builds.yaml@refs/heads/main",
+]
+
+REKOR_URL = "https://rekor.khub-synthetic.example"
+REKOR_ORIGIN = "rekor.khub-synthetic.example - 4242424242424242424"
+# Name in the checkpoint signature line: the origin's first token (no spaces allowed).
+REKOR_NOTE_NAME = "rekor.khub-synthetic.example"
+# Rekor v1 reports a global logIndex while the inclusion proof uses the index
+# inside the active shard; keep them different like production does.
+SHARD_BASE_INDEX = 180_000_000
+TREE_SIZE = 14  # proof for index 9 of 14 has both "inner" and "border" hashes
+LEAF_INDEX_IN_SHARD = 9
+
+# Fulcio OIDC extension OIDs (see sigstore.verify.policy).
+OID_ISSUER_V1 = ObjectIdentifier("1.3.6.1.4.1.57264.1.1")
+OID_WORKFLOW_TRIGGER = ObjectIdentifier("1.3.6.1.4.1.57264.1.2")
+OID_WORKFLOW_SHA = ObjectIdentifier("1.3.6.1.4.1.57264.1.3")
+OID_WORKFLOW_NAME = ObjectIdentifier("1.3.6.1.4.1.57264.1.4")
+OID_WORKFLOW_REPO = ObjectIdentifier("1.3.6.1.4.1.57264.1.5")
+OID_WORKFLOW_REF = ObjectIdentifier("1.3.6.1.4.1.57264.1.6")
+OID_ISSUER_V2 = ObjectIdentifier("1.3.6.1.4.1.57264.1.8")
+OID_BUILD_SIGNER_URI = ObjectIdentifier("1.3.6.1.4.1.57264.1.9")
+OID_BUILD_SIGNER_DIGEST = ObjectIdentifier("1.3.6.1.4.1.57264.1.10")
+OID_RUNNER_ENV = ObjectIdentifier("1.3.6.1.4.1.57264.1.11")
+OID_SOURCE_REPO_URI = ObjectIdentifier("1.3.6.1.4.1.57264.1.12")
+OID_SOURCE_REPO_DIGEST = ObjectIdentifier("1.3.6.1.4.1.57264.1.13")
+OID_SOURCE_REPO_REF = ObjectIdentifier("1.3.6.1.4.1.57264.1.14")
+OID_SCT_LIST = ObjectIdentifier("1.3.6.1.4.1.11129.2.4.2")
+
+# Curve orders, used to map a hash onto a valid private scalar.
+_ORDER = {
+    "secp256r1": 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551,
+    "secp384r1": int(
+        "FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFC7634D81F4372DDF"
+        "581A0DB248B0A77AECEC196ACCC52973",
+        16,
+    ),
+}
+
+# ---------------------------------------------------------------------------
+# Small primitives.
+# ---------------------------------------------------------------------------
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def derive_key(label: str, curve: ec.EllipticCurve) -> ec.EllipticCurvePrivateKey:
+    """Deterministic EC key from a label, so fixtures are byte-stable."""
+    n = _ORDER[curve.name]
+    seed = hashlib.sha512(b"khub-sigstore-fixture/" + label.encode()).digest()
+    return ec.derive_private_key(int.from_bytes(seed, "big") % (n - 1) + 1, curve)
+
+
+_DETERMINISTIC = _ossl.ecdsa_deterministic_supported()
+
+
+def ecdsa_sign(key: ec.EllipticCurvePrivateKey, data: bytes, h: hashes.HashAlgorithm | None = None) -> bytes:
+    """ECDSA (DER signature); RFC 6979 nonces when OpenSSL supports them."""
+    algo = ec.ECDSA(h or hashes.SHA256(), deterministic_signing=_DETERMINISTIC)
+    return key.sign(data, algo)
+
+
+def spki_der(key: ec.EllipticCurvePublicKey) -> bytes:
+    return key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+
+
+def key_id(key: ec.EllipticCurvePublicKey) -> bytes:
+    """RFC 6962 log id, used by sigstore for CT and Rekor keys: sha256(SPKI DER)."""
+    return hashlib.sha256(spki_der(key)).digest()
+
+
+def der_len(n: int) -> bytes:
+    if n < 0x80:
+        return bytes([n])
+    raw = n.to_bytes((n.bit_length() + 7) // 8, "big")
+    return bytes([0x80 | len(raw)]) + raw
+
+
+def der_utf8(s: str) -> bytes:
+    """DER UTF8String: the encoding Fulcio uses for the '.8'+ OIDC extensions."""
+    raw = s.encode()
+    return b"\x0c" + der_len(len(raw)) + raw
+
+
+def der_octets(raw: bytes) -> bytes:
+    return b"\x04" + der_len(len(raw)) + raw
+
+
+def serial_for(label: str) -> int:
+    # Positive, < 2^159: within the 20-octet limit that WebPKI validation enforces.
+    return int.from_bytes(hashlib.sha256(b"serial/" + label.encode()).digest()[:19], "big") | 1
+
+
+def u(n: int, width: int) -> bytes:
+    return n.to_bytes(width, "big")
+
+
+# ---------------------------------------------------------------------------
+# Certificate authority ("Fulcio") and CT log.
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class CA:
+    root_key: ec.EllipticCurvePrivateKey
+    root: x509.Certificate
+    inter_key: ec.EllipticCurvePrivateKey
+    inter: x509.Certificate
+
+
+def _name(cn: str) -> x509.Name:
+    return x509.Name([
+        x509.NameAttribute(NameOID.ORGANIZATION_NAME, "khub-synthetic.example"),
+        x509.NameAttribute(NameOID.COMMON_NAME, cn),
+    ])
+
+
+def make_ca(label: str) -> CA:
+    """Self-signed P-384 root + P-384 intermediate, shaped like Fulcio's chain."""
+    not_before = TRUST_START
+    not_after = dt.datetime(2035, 1, 1, tzinfo=UTC)
+    root_key = derive_key(f"{label}/root", ec.SECP384R1())
+    inter_key = derive_key(f"{label}/intermediate", ec.SECP384R1())
+    root_name, inter_name = _name(f"{label}-root"), _name(f"{label}-intermediate")
+    ca_usage = x509.KeyUsage(
+        digital_signature=False, content_commitment=False, key_encipherment=False,
+        data_encipherment=False, key_agreement=False, key_cert_sign=True, crl_sign=True,
+        encipher_only=False, decipher_only=False,
+    )
+    root = (
+        x509.CertificateBuilder()
+        .subject_name(root_name).issuer_name(root_name)
+        .public_key(root_key.public_key())
+        .serial_number(serial_for(f"{label}/root"))
+        .not_valid_before(not_before).not_valid_after(not_after)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=1), critical=True)
+        .add_extension(ca_usage, critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(root_key.public_key()), critical=False)
+        .sign(root_key, hashes.SHA384(), ecdsa_deterministic=_DETERMINISTIC)
+    )
+    inter = (
+        x509.CertificateBuilder()
+        .subject_name(inter_name).issuer_name(root_name)
+        .public_key(inter_key.public_key())
+        .serial_number(serial_for(f"{label}/intermediate"))
+        .not_valid_before(not_before).not_valid_after(not_after)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(ca_usage, critical=True)
+        # Fulcio's intermediate carries codeSigning; not the CT precert-signing EKU,
+        # so sigstore-python takes it (chain[0]) as the SCT issuer.
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CODE_SIGNING]), critical=False)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(inter_key.public_key()), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(root_key.public_key()), critical=False)
+        .sign(root_key, hashes.SHA384(), ecdsa_deterministic=_DETERMINISTIC)
+    )
+    return CA(root_key, root, inter_key, inter)
+
+
+def sct_list_bytes(ct_key: ec.EllipticCurvePrivateKey, issuer: x509.Certificate, precert_tbs: bytes,
+                   timestamp_ms: int, corrupt: bool) -> bytes:
+    """RFC 6962 v1 precert SCT, wrapped in a TLS SignedCertificateTimestampList."""
+    issuer_key_hash = hashlib.sha256(spki_der(issuer.public_key())).digest()
+    extensions = b""
+    # digitally-signed struct: version, signature_type=certificate_timestamp(0),
+    # timestamp(u64 ms), entry_type=precert_entry(1), issuer_key_hash[32],
+    # TBSCertificate<u24>, CtExtensions<u16>.
+    signed = (
+        u(0, 1) + u(0, 1) + u(timestamp_ms, 8) + u(1, 2)
+        + issuer_key_hash + u(len(precert_tbs), 3) + precert_tbs
+        + u(len(extensions), 2) + extensions
+    )
+    sig = bytearray(ecdsa_sign(ct_key, signed))
+    if corrupt:
+        sig[-1] ^= 0x01  # still well-formed DER, but a different 's' value
+    # SCT: version, log_id[32], timestamp, extensions<u16>, hash_alg=sha256(4),
+    # sig_alg=ecdsa(3), signature<u16>.
+    sct = (
+        u(0, 1) + key_id(ct_key.public_key()) + u(timestamp_ms, 8)
+        + u(len(extensions), 2) + extensions + u(4, 1) + u(3, 1) + u(len(sig), 2) + bytes(sig)
+    )
+    return u(len(sct) + 2, 2) + u(len(sct), 2) + sct
+
+
+@dataclass
+class LeafSpec:
+    """Identity and profile knobs of one Fulcio leaf certificate."""
+    label: str
+    signer_uri: str = BUILD_URI
+    source_repo: str = REPO
+    issuer: str = GITHUB_ISSUER
+    code_signing: bool = True
+    sct: str = "good"  # "good" | "bad" | "none"
+
+
+def make_leaf(spec: LeafSpec, ca: CA, ct_key: ec.EllipticCurvePrivateKey) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    """Fulcio-profile leaf for a GitHub Actions identity, with an embedded precert SCT."""
+    key = derive_key(f"leaf/{spec.label}", ec.SECP256R1())
+    repo_url = f"https://github.com/{spec.source_repo}"
+    commit = hashlib.sha1(spec.label.encode()).hexdigest()
+    ref = "refs/heads/main"
+
+    usage = x509.KeyUsage(
+        digital_signature=True, content_commitment=False, key_encipherment=False,
+        data_encipherment=False, key_agreement=False, key_cert_sign=False, crl_sign=False,
+        encipher_only=False, decipher_only=False,
+    )
+    eku = ExtendedKeyUsageOID.CODE_SIGNING if spec.code_signing else ExtendedKeyUsageOID.SERVER_AUTH
+
+    def raw(oid: ObjectIdentifier, value: bytes) -> x509.UnrecognizedExtension:
+        return x509.UnrecognizedExtension(oid, value)
+
+    exts: list[tuple[x509.ExtensionType, bool]] = [
+        (usage, True),
+        (x509.ExtendedKeyUsage([eku]), False),
+        (x509.SubjectKeyIdentifier.from_public_key(key.public_key()), False),
+        (x509.AuthorityKeyIdentifier.from_issuer_public_key(ca.inter_key.public_key()), False),
+        # Empty subject, so the SAN must be critical (RFC 5280 4.2.1.6).
+        (x509.SubjectAlternativeName([x509.UniformResourceIdentifier(spec.signer_uri)]), True),
+        # Legacy '.1'..'.6' extensions hold raw (non-DER) bytes.
+        (raw(OID_ISSUER_V1, spec.issuer.encode()), False),
+        (raw(OID_WORKFLOW_TRIGGER, b"push"), False),
+        (raw(OID_WORKFLOW_SHA, commit.encode()), False),
+        (raw(OID_WORKFLOW_NAME, b"Build kernels"), False),
+        (raw(OID_WORKFLOW_REPO, spec.source_repo.encode()), False),
+        (raw(OID_WORKFLOW_REF, ref.encode()), False),
+        # '.8'+ extensions are DER UTF8Strings.
+        (raw(OID_ISSUER_V2, der_utf8(spec.issuer)), False),
+        (raw(OID_BUILD_SIGNER_URI, der_utf8(spec.signer_uri)), False),
+        (raw(OID_BUILD_SIGNER_DIGEST, der_utf8(commit)), False),
+        (raw(OID_RUNNER_ENV, der_utf8("github-hosted")), False),
+        (raw(OID_SOURCE_REPO_URI, der_utf8(repo_url)), False),
+        (raw(OID_SOURCE_REPO_DIGEST, der_utf8(commit)), False),
+        (raw(OID_SOURCE_REPO_REF, der_utf8(ref)), False),
+    ]
+
+    def build(extra: list[tuple[x509.ExtensionType, bool]]) -> x509.Certificate:
+        b = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([]))
+            .issuer_name(ca.inter.subject)
+            .public_key(key.public_key())
+            .serial_number(serial_for(f"leaf/{spec.label}"))
+            .not_valid_before(LEAF_NOT_BEFORE)
+            .not_valid_after(LEAF_NOT_BEFORE + LEAF_LIFETIME)
+        )
+        for ext, critical in exts + extra:
+            b = b.add_extension(ext, critical=critical)
+        return b.sign(ca.inter_key, hashes.SHA384(), ecdsa_deterministic=_DETERMINISTIC)
+
+    # Precert flow: the CT log signs the TBS *without* the SCT extension; the SCT
+    # extension is appended last so removing it yields exactly that TBS.
+    precert = build([])
+    if spec.sct == "none":
+        return precert, key
+    ts_ms = int(LEAF_NOT_BEFORE.timestamp()) * 1000 + 250
+    sct_list = sct_list_bytes(ct_key, ca.inter, precert.tbs_certificate_bytes, ts_ms, spec.sct == "bad")
+    final = build([(raw(OID_SCT_LIST, der_octets(sct_list)), False)])
+    assert final.tbs_precertificate_bytes == precert.tbs_certificate_bytes
+    return final, key
+
+
+# ---------------------------------------------------------------------------
+# Rekor v1: hashedrekord body, RFC 6962 Merkle tree, SET and checkpoint.
+# ---------------------------------------------------------------------------
+
+
+def canonical_json(obj: object) -> bytes:
+    """RFC 8785 for our inputs (ASCII strings, small ints): sorted keys, no spaces."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def hashedrekord_body(cert: x509.Certificate, signature: bytes, digest: bytes) -> bytes:
+    """hashedrekord 0.0.1 entry as Rekor stores it (canonicalized JSON)."""
+    pem = cert.public_bytes(serialization.Encoding.PEM)
+    return canonical_json({
+        "apiVersion": "0.0.1",
+        "kind": "hashedrekord",
+        "spec": {
+            "data": {"hash": {"algorithm": "sha256", "value": digest.hex()}},
+            "signature": {"content": b64(signature), "publicKey": {"content": b64(pem)}},
+        },
+    })
+
+
+def leaf_hash(data: bytes) -> bytes:
+    return hashlib.sha256(b"\x00" + data).digest()
+
+
+def node_hash(left: bytes, right: bytes) -> bytes:
+    return hashlib.sha256(b"\x01" + left + right).digest()
+
+
+def _split(n: int) -> int:
+    """Largest power of two strictly smaller than n (RFC 6962 section 2.1)."""
+    k = 1
+    while k << 1 < n:
+        k <<= 1
+    return k
+
+
+def tree_root(leaves: list[bytes]) -> bytes:
+    if len(leaves) == 1:
+        return leaves[0]
+    k = _split(len(leaves))
+    return node_hash(tree_root(leaves[:k]), tree_root(leaves[k:]))
+
+
+def inclusion_path(index: int, leaves: list[bytes]) -> list[bytes]:
+    """RFC 6962 PATH(m, D[n]), ordered from the leaf level upwards."""
+    if len(leaves) == 1:
+        return []
+    k = _split(len(leaves))
+    if index < k:
+        return inclusion_path(index, leaves[:k]) + [tree_root(leaves[k:])]
+    return inclusion_path(index - k, leaves[k:]) + [tree_root(leaves[:k])]
+
+
+def filler_leaves(label: str, count: int) -> list[bytes]:
+    """Leaf hashes of other (unrelated) log entries around ours."""
+    return [leaf_hash(canonical_json({"filler": f"{label}/{i}"})) for i in range(count)]
+
+
+def signed_checkpoint(rekor_key: ec.EllipticCurvePrivateKey, size: int, root: bytes, corrupt: bool) -> str:
+    """Signed note: body lines, blank line, '— <name> base64(keyhint[4] || sig)'."""
+    note = f"{REKOR_ORIGIN}\n{size}\n{b64(root)}\n"
+    sig = bytearray(ecdsa_sign(rekor_key, note.encode()))
+    if corrupt:
+        sig[-1] ^= 0x01
+    hint = key_id(rekor_key.public_key())[:4]
+    return note + "\n" + f"\u2014 {REKOR_NOTE_NAME} {b64(hint + bytes(sig))}\n"
+
+
+# ---------------------------------------------------------------------------
+# Cases.
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class CaseSpec:
+    name: str
+    leaf: LeafSpec = None  # type: ignore[assignment]
+    expect: str = "fail"
+    rogue_ca: bool = False  # leaf issued by a CA that is not in the trusted root
+    tamper_metadata: bool = False  # artifact edited after signing
+    corrupt_digest: bool = False  # messageDigest.digest != sha256(artifact)
+    corrupt_set: bool = False
+    corrupt_proof_hash: bool = False
+    corrupt_checkpoint_sig: bool = False
+    checkpoint_other_root: bool = False  # checkpoint validly signed, but for another tree
+    body_for_other_artifact: bool = False  # log entry records a different signature/digest
+    integrated_after_expiry: bool = False
+    identity: dict = field(default_factory=lambda: {"repository": REPO, "signer_uris": list(SIGNER_URIS)})
+
+    def __post_init__(self) -> None:
+        if self.leaf is None:
+            self.leaf = LeafSpec(label=self.name)
+
+
+CASES = [
+    CaseSpec("good", expect="ok"),
+    CaseSpec("good_mac", LeafSpec("good_mac", signer_uri=MAC_URI), expect="ok"),
+    CaseSpec("tampered_metadata", tamper_metadata=True),
+    # Source repo is evil/..., but the build signer is the trusted (reusable) workflow:
+    # only the source-repository check can reject this one.
+    CaseSpec("wrong_repository", LeafSpec("wrong_repository", source_repo="evil/kernels-community")),
+    CaseSpec("wrong_workflow", LeafSpec("wrong_workflow", signer_uri=f"{WF_PREFIX}/release.yaml@refs/heads/main")),
+    CaseSpec("wrong_issuer", LeafSpec("wrong_issuer", issuer=GOOGLE_ISSUER)),
+    CaseSpec("untrusted_chain", rogue_ca=True),
+    CaseSpec("bad_sct", LeafSpec("bad_sct", sct="bad")),
+    CaseSpec("no_sct", LeafSpec("no_sct", sct="none")),
+    CaseSpec("bad_set", corrupt_set=True),
+    CaseSpec("bad_inclusion_proof", corrupt_proof_hash=True),
+    CaseSpec("bad_checkpoint", corrupt_checkpoint_sig=True),
+    CaseSpec("wrong_root_hash", checkpoint_other_root=True),
+    CaseSpec("body_mismatch", body_for_other_artifact=True),
+    CaseSpec("expired_at_signing", integrated_after_expiry=True),
+    CaseSpec("no_code_signing_eku", LeafSpec("no_code_signing_eku", code_signing=False)),
+    CaseSpec("digest_mismatch", corrupt_digest=True),
+]
+
+
+def metadata_bytes(label: str) -> bytes:
+    """A small kernel-metadata-like document; the verifier only sees bytes."""
+    doc = {
+        "id": "_relu_" + hashlib.sha256(label.encode()).hexdigest()[:12],
+        "name": "relu",
+        "version": 1,
+        "license": "Apache-2.0",
+        "python-depends": [],
+        "backend": {"type": "cuda"},
+    }
+    return (json.dumps(doc, indent=2) + "\n").encode()
+
+
+@dataclass
+class Instance:
+    ca: CA
+    rogue: CA
+    ct_key: ec.EllipticCurvePrivateKey
+    rekor_key: ec.EllipticCurvePrivateKey
+
+
+def build_bundle(case: CaseSpec, inst: Instance, artifact: bytes) -> dict:
+    ca = inst.rogue if case.rogue_ca else inst.ca
+    cert, leaf_key = make_leaf(case.leaf, ca, inst.ct_key)
+
+    digest = hashlib.sha256(artifact).digest()
+    signature = ecdsa_sign(leaf_key, artifact)
+
+    if case.body_for_other_artifact:
+        # Same signer, genuinely logged, but for a different artifact.
+        other = artifact + b" "
+        body = hashedrekord_body(cert, ecdsa_sign(leaf_key, other), hashlib.sha256(other).digest())
+    else:
+        body = hashedrekord_body(cert, signature, digest)
+
+    # Place our entry among unrelated ones and prove its inclusion.
+    leaves = filler_leaves(case.name, TREE_SIZE)
+    leaves[LEAF_INDEX_IN_SHARD] = leaf_hash(body)
+    root = tree_root(leaves)
+    path = inclusion_path(LEAF_INDEX_IN_SHARD, leaves)
+    if case.corrupt_proof_hash:
+        path[1] = hashlib.sha256(b"not-a-sibling").digest()
+
+    if case.checkpoint_other_root:
+        # A correctly signed checkpoint, but for the tree after one more append.
+        bigger = leaves + [leaf_hash(b"later entry")]
+        cp = signed_checkpoint(inst.rekor_key, len(bigger), tree_root(bigger), False)
+    else:
+        cp = signed_checkpoint(inst.rekor_key, TREE_SIZE, root, case.corrupt_checkpoint_sig)
+
+    if case.integrated_after_expiry:
+        integrated = int((LEAF_NOT_BEFORE + LEAF_LIFETIME).timestamp()) + 60
+    else:
+        integrated = int(LEAF_NOT_BEFORE.timestamp()) + INTEGRATION_DELAY_S
+    log_index = SHARD_BASE_INDEX + LEAF_INDEX_IN_SHARD
+    log_id = key_id(inst.rekor_key.public_key())
+
+    # Signed Entry Timestamp: Rekor signs the canonical JSON of these four fields.
+    set_payload = canonical_json({
+        "body": b64(body),
+        "integratedTime": integrated,
+        "logID": log_id.hex(),
+        "logIndex": log_index,
+    })
+    set_sig = bytearray(ecdsa_sign(inst.rekor_key, set_payload))
+    if case.corrupt_set:
+        set_sig[-1] ^= 0x01
+
+    msg_digest = bytearray(digest)
+    if case.corrupt_digest:
+        msg_digest[0] ^= 0xFF
+
+    return {
+        "mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json",
+        "verificationMaterial": {
+            "certificate": {"rawBytes": b64(cert.public_bytes(serialization.Encoding.DER))},
+            "tlogEntries": [{
+                "logIndex": str(log_index),
+                "logId": {"keyId": b64(log_id)},
+                "kindVersion": {"kind": "hashedrekord", "version": "0.0.1"},
+                "integratedTime": str(integrated),
+                "inclusionPromise": {"signedEntryTimestamp": b64(bytes(set_sig))},
+                "inclusionProof": {
+                    "logIndex": str(LEAF_INDEX_IN_SHARD),
+                    "rootHash": b64(root),
+                    "treeSize": str(TREE_SIZE),
+                    "hashes": [b64(h) for h in path],
+                    "checkpoint": {"envelope": cp},
+                },
+                "canonicalizedBody": b64(body),
+            }],
+        },
+        "messageSignature": {
+            "messageDigest": {"algorithm": "SHA2_256", "digest": b64(bytes(msg_digest))},
+            "signature": b64(signature),
+        },
+    }
+
+
+def trusted_root(inst: Instance) -> dict:
+    start = TRUST_START.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def log(url: str, key: ec.EllipticCurvePrivateKey) -> dict:
+        pub = key.public_key()
+        return {
+            "baseUrl": url,
+            "hashAlgorithm": "SHA2_256",
+            "publicKey": {
+                "rawBytes": b64(spki_der(pub)),
+                "keyDetails": "PKIX_ECDSA_P256_SHA_256",
+                "validFor": {"start": start},
+            },
+            "logId": {"keyId": b64(key_id(pub))},
+        }
+
+    der = serialization.Encoding.DER
+    return {
+        "mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1",
+        "tlogs": [log(REKOR_URL, inst.rekor_key)],
+        "certificateAuthorities": [{
+            "subject": {"organization": "khub-synthetic.example", "commonName": "fulcio-root"},
+            "uri": "https://fulcio.khub-synthetic.example",
+            # Chain order as in Sigstore's trusted root: intermediate first, root last.
+            "certChain": {"certificates": [
+                {"rawBytes": b64(inst.ca.inter.public_bytes(der))},
+                {"rawBytes": b64(inst.ca.root.public_bytes(der))},
+            ]},
+            "validFor": {"start": start},
+        }],
+        "ctlogs": [log("https://ctfe.khub-synthetic.example/test", inst.ct_key)],
+        "timestampAuthorities": [],
+    }
+
+
+# ---------------------------------------------------------------------------
+# Oracle: sigstore-python with kernels' own policy.
+# ---------------------------------------------------------------------------
+
+
+def run_oracle(out: Path, case: CaseSpec) -> tuple[str, str]:
+    from kernels.verify import GitHubWorkflowPolicy
+    from sigstore.models import Bundle, TrustedRoot
+    from sigstore.verify import Verifier
+    from sigstore.verify.policy import AnyOf
+
+    folder = out / case.name
+    try:
+        verifier = Verifier(trusted_root=TrustedRoot.from_file(str(out / "trusted_root.json")))
+        bundle = Bundle.from_json((folder / "metadata.json.sigstore").read_bytes())
+        policy = AnyOf([GitHubWorkflowPolicy(repo_id=case.identity["repository"],
+                                             signer_uris=case.identity["signer_uris"])])
+        verifier.verify_artifact((folder / "metadata.json").read_bytes(), bundle, policy)
+    except Exception as exc:  # any rejection counts; keep the verifier's text
+        return "fail", str(exc)
+    return "ok", ""
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    out = Path(argv[1])
+    out.mkdir(parents=True, exist_ok=True)
+
+    inst = Instance(
+        ca=make_ca("fulcio"),
+        rogue=make_ca("rogue-fulcio"),
+        ct_key=derive_key("ctlog", ec.SECP256R1()),
+        rekor_key=derive_key("rekor", ec.SECP256R1()),
+    )
+    (out / "trusted_root.json").write_text(json.dumps(trusted_root(inst), indent=2) + "\n")
+
+    results = []
+    mismatches = []
+    for case in CASES:
+        folder = out / case.name
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir()
+        artifact = metadata_bytes(case.name)
+        bundle = build_bundle(case, inst, artifact)
+        if case.tamper_metadata:
+            artifact = artifact.replace(b'"version": 1', b'"version": 2')
+        (folder / "metadata.json").write_bytes(artifact)
+        (folder / "metadata.json.sigstore").write_text(json.dumps(bundle, indent=2) + "\n")
+
+        verdict, reason = run_oracle(out, case)
+        if verdict != case.expect:
+            mismatches.append(case.name)
+        results.append({"name": case.name, "identity": case.identity, "oracle": verdict, "reason": reason})
+
+    (out / "cases.json").write_text(json.dumps(results, indent=2) + "\n")
+    for r in results:
+        print(f"{r['name']:22} {r['oracle']:4} {r['reason']}")
+    if mismatches:
+        # Verdicts are recorded as the oracle gives them; just flag the surprise.
+        print("unexpected oracle verdicts: " + ", ".join(mismatches), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,145 @@
+// Oracle: sigstore-python (with kernels' GitHub-workflow policy) must agree with khub's keyless
+// verifier on every case of a synthetic Sigstore instance (sigstore_fixture.py: real CA chain, CT
+// log, Rekor log and signatures), good bundles and each kind of forgery alike.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "khub/protocol/signature.h"
+#include "khub/protocol/sigstore.h"
+#include "python_oracle.h"
+
+namespace khub::protocol {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class SigstoreOracle : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fs::temp_directory_path() / ("khub-sigstore-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    const std::string cmd = std::string("\"") + KHUB_PYTHON + "\" " + KHUB_SOURCE_DIR +
+                            "/tests/protocol/sigstore_fixture.py " + dir_.string() + " >/dev/null";
+    generated_ = std::system(cmd.c_str()) == 0;
+  }
+  static void TearDownTestSuite() { fs::remove_all(dir_); }
+  void SetUp() override { ASSERT_TRUE(generated_) << "sigstore_fixture.py failed (needs sigstore and kernels in the venv)"; }
+
+  static SigstoreTrustRoot root() {
+    auto r = SigstoreTrustRoot::load(dir_ / "trusted_root.json");
+    EXPECT_TRUE(r) << r.error().describe();
+    return std::move(r).value();
+  }
+  static nlohmann::json cases() { return nlohmann::json::parse(slurp(dir_ / "cases.json")); }
+  static GitHubWorkflowIdentity identity(const nlohmann::json& c) {
+    return {c["identity"]["repository"], c["identity"]["signer_uris"].get<std::vector<std::string>>()};
+  }
+  static inline fs::path dir_;
+  static inline bool generated_ = false;
+};
+
+TEST_F(SigstoreOracle, EveryCaseAgreesWithSigstorePython) {
+  const auto trust = root();
+  const auto all = cases();
+  ASSERT_GE(all.size(), 17u);
+  int good = 0;
+  for (const auto& c : all) {
+    const fs::path d = dir_ / c["name"].get<std::string>();
+    auto st = verify_keyless_bundle(slurp(d / "metadata.json"), slurp(d / "metadata.json.sigstore"), trust, {identity(c)});
+    const bool oracle_ok = c["oracle"] == "ok";
+    EXPECT_EQ(static_cast<bool>(st), oracle_ok)
+        << c["name"] << ": sigstore-python says " << c["oracle"] << " (" << c["reason"].get<std::string>()
+        << "), khub says " << (st ? std::string("ok") : st.error().describe());
+    if (!st) {
+      EXPECT_EQ(st.error().code, ErrorCode::Signature) << c["name"] << ": " << st.error().describe();
+    }
+    good += oracle_ok;
+  }
+  EXPECT_EQ(good, 2);  // the fixture's two good bundles; the rest are forgeries
+}
+
+// Each failure names its step (what a user reads in the one-line error).
+TEST_F(SigstoreOracle, FailuresNameTheirStep) {
+  const auto trust = root();
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"untrusted_chain", "does not chain to a trusted Fulcio CA"},
+      {"expired_at_signing", "does not chain to a trusted Fulcio CA"},
+      {"no_sct", "no signed certificate timestamp"},
+      {"bad_sct", "SCT signature does not verify"},
+      {"wrong_repository", "not a trusted workflow"},
+      {"wrong_workflow", "not a trusted workflow"},
+      {"wrong_issuer", "not GitHub Actions"},
+      {"no_code_signing_eku", "code signing"},
+      {"bad_inclusion_proof", "inclusion proof does not lead to its root hash"},
+      {"bad_checkpoint", "checkpoint signature does not verify"},
+      {"wrong_root_hash", "checkpoint's root hash is not the inclusion proof's"},
+      {"bad_set", "signed entry timestamp does not verify"},
+      {"tampered_metadata", "message digest mismatch"},
+      {"digest_mismatch", "message digest mismatch"},
+      {"body_mismatch", "inconsistent with the bundle"},
+  };
+  const auto all = cases();
+  for (const auto& [name, text] : expected) {
+    const fs::path d = dir_ / name;
+    const auto it = std::find_if(all.begin(), all.end(), [&](const auto& c) { return c["name"] == name; });
+    ASSERT_NE(it, all.end()) << name;
+    auto st = verify_keyless_bundle(slurp(d / "metadata.json"), slurp(d / "metadata.json.sigstore"), trust,
+                                    {identity(*it)});
+    ASSERT_FALSE(st) << name;
+    EXPECT_NE(st.error().message.find(text), std::string::npos) << name << ": " << st.error().message;
+  }
+}
+
+// The public-good root ships with khub; a bundle of another instance does not chain to it.
+TEST_F(SigstoreOracle, ProductionRootRefusesAnotherInstance) {
+  const fs::path d = dir_ / "good";
+  auto st = verify_keyless_bundle(slurp(d / "metadata.json"), slurp(d / "metadata.json.sigstore"),
+                                  SigstoreTrustRoot::production(), kernels_community_identities());
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message.find("does not chain to a trusted Fulcio CA"), std::string::npos) << st.error().message;
+}
+
+// verify_variant_signature takes the keyless path for a certificate bundle, with kernels' outcomes.
+TEST_F(SigstoreOracle, VariantCheckUsesTheKeylessPath) {
+  const auto trust = root();
+  SignatureTrust t;
+  t.sigstore_root = &trust;
+  EXPECT_EQ(verify_variant_signature(dir_ / "good", t).outcome, SignatureOutcome::Success);
+  auto bad = verify_variant_signature(dir_ / "wrong_workflow", t);
+  EXPECT_EQ(bad.outcome, SignatureOutcome::SignatureVerificationFailure);
+  EXPECT_NE(bad.detail.find("not a trusted workflow"), std::string::npos) << bad.detail;
+  t.identities = {{"someone/else", {"https://github.com/someone/else/.github/workflows/b.yaml@refs/heads/main"}}};
+  EXPECT_EQ(verify_variant_signature(dir_ / "good", t).outcome, SignatureOutcome::SignatureVerificationFailure);
+  // Only keys, no identities: a keyless bundle has nobody to vouch for it.
+  t.identities.clear();
+  EXPECT_EQ(verify_variant_signature(dir_ / "good", t).outcome, SignatureOutcome::SignatureVerificationFailure);
+}
+
+TEST(SigstoreTrustRoot, ParsesTheShippedRootAndRefusesBadOnes) {
+  // production() aborts on a shipped file it cannot parse: reaching the next line is the check.
+  (void)SigstoreTrustRoot::production();
+  for (const std::string bad : {"", "[]", R"({"mediaType":"application/json"})",
+                                R"({"mediaType":"application/vnd.dev.sigstore.trustedroot+json;version=0.1"})",
+                                R"({"mediaType":"application/vnd.dev.sigstore.trustedroot+json;version=0.1",
+                                    "tlogs":[{"publicKey":{"rawBytes":"AAAA"}}]})"}) {
+    auto r = SigstoreTrustRoot::parse(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.error().code, ErrorCode::InvalidArgument);
+    EXPECT_EQ(r.error().message.rfind("sigstore trusted root: ", 0), 0u) << r.error().message;
+  }
+}
+
+}  // namespace
+}  // namespace khub::protocol
