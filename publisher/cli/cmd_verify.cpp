@@ -1,11 +1,16 @@
 // khub verify REPO: re-checks cached variants without any HTTP — every blob against its etag and the
-// metadata.json digest. Exit 0 when all match, 1 naming each mismatching file, 2 on usage errors.
+// metadata.json digest, and with --signature each variant's metadata.json.sigstore (as
+// `kernels verify-signature`). Exit 0 when all match, 1 naming each mismatching file, 2 on usage errors.
+#include <fstream>
+#include <sstream>
+
 #include <nlohmann/json.hpp>
 
 #include "hub_cli.h"
 #include "khub/hub/download.h"
 #include "khub/hub/kernel_fetch.h"
 #include "khub/hub/project.h"
+#include "khub/protocol/signature.h"
 
 namespace khub::cli {
 namespace {
@@ -14,9 +19,54 @@ struct VerifyOptions {
   std::string repo;
   std::vector<std::string> variants;
   HubFlags hub;
+  bool signature = false;
+  std::vector<std::string> trusted_keys;       // PEM files
+  std::vector<std::string> trusted_workflows;  // https://github.com/ORG/REPO/.github/workflows/F@REF
+  std::string sigstore_root;                   // trusted_root.json; empty: the public-good root
 };
 
+// The repository of a workflow URI: https://github.com/ORG/REPO/.github/workflows/FILE@REF → ORG/REPO.
+Expected<protocol::GitHubWorkflowIdentity> workflow_identity(const std::string& uri) {
+  constexpr std::string_view kPrefix = "https://github.com/";
+  const size_t workflows = uri.find("/.github/workflows/");
+  if (!uri.starts_with(kPrefix) || workflows == std::string::npos || uri.find('@', workflows) == std::string::npos) {
+    return Error(ErrorCode::InvalidArgument, "--trusted-workflow '" + uri + "' is not a GitHub workflow URI",
+                 "use https://github.com/ORG/REPO/.github/workflows/FILE@REF, e.g. "
+                 "https://github.com/huggingface/kernels-community/.github/workflows/build.yaml@refs/heads/main");
+  }
+  return protocol::GitHubWorkflowIdentity{uri.substr(kPrefix.size(), workflows - kPrefix.size()), {uri}};
+}
+
+Expected<protocol::SignatureTrust> signature_trust(const VerifyOptions& opts,
+                                                   std::optional<protocol::SigstoreTrustRoot>& root) {
+  protocol::SignatureTrust trust;
+  for (const auto& file : opts.trusted_keys) {
+    KHUB_CHECK(check_input_file("--trusted-key", file));
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream pem;
+    pem << in.rdbuf();
+    if (!protocol::public_key_hint(pem.str())) {
+      return Error(ErrorCode::InvalidArgument, "--trusted-key " + file + " is not a PEM public key");
+    }
+    trust.public_keys_pem.push_back(pem.str());
+  }
+  if (!opts.trusted_workflows.empty()) trust.identities.clear();
+  for (const auto& uri : opts.trusted_workflows) {
+    KHUB_TRY(auto id, workflow_identity(uri));
+    trust.identities.push_back(std::move(id));
+  }
+  if (!opts.sigstore_root.empty()) {
+    KHUB_CHECK(check_input_file("--sigstore-root", opts.sigstore_root));
+    KHUB_TRY(root, protocol::SigstoreTrustRoot::load(opts.sigstore_root));
+    trust.sigstore_root = &*root;
+  }
+  return trust;
+}
+
 int run_verify(const VerifyOptions& opts) {
+  std::optional<protocol::SigstoreTrustRoot> sigstore_root;
+  auto trust = signature_trust(opts, sigstore_root);
+  if (!trust) return report_error(trust.error());
   auto options = client_options(opts.hub);
   if (!options) return report_error(options.error());
   options->offline = true;  // verification reads the cache only
@@ -42,20 +92,32 @@ int run_verify(const VerifyOptions& opts) {
   bool ok = true;
   bool damaged = false;
   nlohmann::ordered_json out = {{"repo_id", repo->id}, {"commit", *commit}, {"variants", nlohmann::json::array()}};
-  for (const auto& c : *checks) {
+  for (auto c : *checks) {
     // A variant named with --variant must be whole; among every cached one a partial download is
     // reported, not failed (what is there still matches its hashes).
     const bool complete = c.missing.empty();
+    std::string signature = c.has_signature ? "present (not verified)" : "absent";
+    if (opts.signature) {
+      const auto dir = hub::cache_of(client).snapshot_dir(*repo, *commit) / "build" / c.variant;
+      const auto check = protocol::verify_variant_signature(dir, *trust);
+      signature = std::string(protocol::to_string(check.outcome));
+      if (check.outcome != protocol::SignatureOutcome::Success) {
+        c.ok = false;
+        c.problems.push_back("build/" + c.variant + "/metadata.json.sigstore: " + signature +
+                             (check.detail.empty() ? "" : ": " + check.detail));
+      }
+    }
     const bool passed = c.ok && (complete || opts.variants.empty());
     ok = ok && passed;
     damaged = damaged || !c.ok;
     out["variants"].push_back({{"variant", c.variant}, {"ok", passed}, {"complete", complete},
                                {"digest", c.has_digest},
-                               {"signature", c.has_signature ? "present (not verified)" : "absent"},
+                               {"signature", signature},
                                {"problems", c.problems}, {"missing", c.missing}});
     if (!opts.hub.json) {
       std::cout << (!passed ? "FAIL  " : complete ? "ok    " : "part  ") << c.variant
-                << (c.has_digest ? "" : " (no digest: blobs only)");
+                << (c.has_digest ? "" : " (no digest: blobs only)")
+                << (opts.signature && signature == "Success" ? " (signature verified)" : "");
       if (!complete)
         std::cout << " (" << c.expected_files - c.missing.size() << " of " << c.expected_files << " files cached)";
       std::cout << '\n';
@@ -82,8 +144,27 @@ void setup_verify(CLI::App& root) {
   auto* cmd = root.add_subcommand("verify", "Check cached kernel files against their hashes and digest (no network)");
   cmd->add_option("repo", opts->repo, "Repo id")->required();
   cmd->add_option("--variant", opts->variants, "Variant(s) to check (default: every cached one)");
+  cmd->add_flag("--signature", opts->signature,
+                 "Also verify each variant's metadata.json.sigstore (as `kernels verify-signature`)");
+  cmd->add_option("--trusted-key", opts->trusted_keys, "PEM public key that may have signed (key-pair bundles)")
+      ->check(kNotEmpty);
+  cmd->add_option("--trusted-workflow", opts->trusted_workflows,
+                  "GitHub workflow URI that may have signed keyless bundles, replacing kernels' default "
+                  "(kernels-community's build workflows)")
+      ->check(kNotEmpty);
+  cmd->add_option("--sigstore-root", opts->sigstore_root,
+                  "Sigstore trusted_root.json (default: the public-good root khub ships)")
+      ->check(kNotEmpty);
   add_hub_flags(cmd, opts->hub);
-  cmd->callback([opts] { set_exit_code(run_verify(*opts)); });
+  cmd->callback([opts] {
+    if (!opts->signature && (!opts->trusted_keys.empty() || !opts->trusted_workflows.empty() ||
+                             !opts->sigstore_root.empty())) {
+      set_exit_code(report_error(Error(ErrorCode::InvalidArgument,
+                                       "--trusted-key, --trusted-workflow and --sigstore-root need --signature")));
+      return;
+    }
+    set_exit_code(run_verify(*opts));
+  });
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -237,6 +238,47 @@ TEST_F(CliTest, LockFollowsKernelDependsAndTheTrustRule) {
   EXPECT_EQ(khub_cli(env_, "lock " + untrusted.path().string() + " --trust-remote-code -q").code, 0);
   EXPECT_TRUE(fs::exists(untrusted.path() / "kernels.lock"));
   EXPECT_EQ(khub_cli("HF_HUB_OFFLINE=1 " + env_, "lock " + cyclic.path().string()).code, 2);
+}
+
+// `khub verify --signature`: a keyless bundle of the synthetic Sigstore instance
+// (tests/protocol/sigstore_fixture.py) passes only under the root that issued it and a trusted
+// workflow; an unsigned variant fails; the trust flags are checked before anything is read.
+TEST_F(CliTest, VerifySignatureChecksKeylessBundles) {
+  auto files = khub::test::sample_variant_files(kVariant, "_relu_cuda_abc1234");
+  const std::string meta_path = "build/" + kVariant + "/metadata.json";
+  TempDir sig;
+  { std::ofstream(sig.path() / "metadata.json", std::ios::binary) << files[meta_path].content; }
+  const std::string sign = std::string("\"") + KHUB_PYTHON + "\" " + KHUB_SOURCE_DIR +
+                           "/tests/protocol/sigstore_fixture.py --sign " + (sig.path() / "root").string() + " " +
+                           (sig.path() / "metadata.json").string() + " >/dev/null";
+  ASSERT_EQ(std::system(sign.c_str()), 0) << sign;
+  files[meta_path + ".sigstore"] = {khub::test::slurp(sig.path() / "metadata.json.sigstore")};
+  hub_.commit("org/signed", "v1", files);
+  ASSERT_EQ(khub_cli(env_, "download org/signed --version 1 -q").code, 0);
+  const std::string root = " --sigstore-root " + (sig.path() / "root" / "trusted_root.json").string();
+
+  auto ok = khub_cli(env_, "verify org/signed --version 1 --signature" + root);
+  EXPECT_EQ(ok.code, 0) << ok.out;
+  EXPECT_EQ(ok.out, "ok    " + kVariant + " (signature verified)\n");
+  auto public_good = khub_cli(env_, "verify org/signed --version 1 --signature --json");
+  EXPECT_EQ(public_good.code, 1);
+  const auto v = nlohmann::json::parse(public_good.out)["variants"][0];
+  EXPECT_EQ(v["signature"], "SignatureVerificationFailure");
+  EXPECT_NE(v["problems"][0].get<std::string>().find("Fulcio"), std::string::npos) << v.dump();
+  const std::string other = " --trusted-workflow https://github.com/org/k/.github/workflows/build.yaml@refs/heads/main";
+  EXPECT_EQ(khub_cli(env_, "verify org/signed --version 1 --signature" + root + other).code, 1);
+
+  ASSERT_EQ(khub_cli(env_, "download org/relu --version 1 -q").code, 0);
+  auto unsigned_variant = khub_cli(env_, "verify org/relu --version 1 --signature --json");
+  EXPECT_EQ(unsigned_variant.code, 1);
+  EXPECT_EQ(nlohmann::json::parse(unsigned_variant.out)["variants"][0]["signature"], "SignatureBundleMissing");
+  EXPECT_EQ(khub_cli(env_, "verify org/relu --version 1 --signature").code, 1);
+  EXPECT_EQ(khub_cli(env_, "verify org/relu --version 1").code, 0);  // without --signature: hashes only
+
+  EXPECT_EQ(khub_cli(env_, "verify org/signed --version 1" + root).code, 2);  // needs --signature
+  EXPECT_EQ(khub_cli(env_, "verify org/signed --version 1 --signature --trusted-workflow https://example.com/x").code, 2);
+  EXPECT_EQ(khub_cli(env_, "verify org/signed --version 1 --signature --sigstore-root /nonexistent.json").code, 2);
+  EXPECT_EQ(khub_cli(env_, "verify org/signed --version 1 --signature --trusted-key " + meta_path).code, 2);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // Hub (khub::localhub, in process on 127.0.0.1), then get_kernel downloads, verifies, loads and calls
 // it — no fixture, no Python.
 #include <ATen/ATen.h>
+#include <cstdlib>
 #include <gtest/gtest.h>
 
 #include "khub/base/fs.h"
@@ -147,6 +148,47 @@ TEST(LocalhubE2E, SignaturePolicyOnLoad) {
   auto verified = get_kernel("org/signed", o);
   ASSERT_TRUE(verified) << verified.error().describe();
   EXPECT_EQ(verified->signature(), hub::SignatureStatus::Verified);
+  hub::drop_shared_clients();
+  server->stop();
+}
+
+// A keyless-signed build (a Fulcio certificate and a Rekor entry of the synthetic Sigstore instance in
+// tests/protocol/sigstore_fixture.py) is loaded under Require only from a trusted workflow and under
+// the trust root that issued it, as kernels' verify-signature decides.
+TEST(LocalhubE2E, KeylessSignatureOnLoad) {
+  test::TempDir dir;
+  fs::path build = write_test_build(dir.path(), "keyless", "_khub_test_cpu_aaaaaaa", "a");
+  const fs::path metadata = build / "build" / host_variant() / "metadata.json";
+  const std::string fixture = std::string(KHUB_SOURCE_DIR) + "/tests/protocol/sigstore_fixture.py";
+  const std::string sign = std::string("\"") + KHUB_PYTHON + "\" " + fixture + " --sign " + (dir.path() / "root").string() +
+                           " " + metadata.string() + " >/dev/null";
+  ASSERT_EQ(std::system(sign.c_str()), 0) << sign;
+  auto server = start_hub(dir.path() / "hub", /*resolve_cache_redirects=*/false);
+  auto pushed = push(build, *server, "org/keyless");
+  ASSERT_TRUE(pushed) << pushed.error().describe();
+
+  GetKernelOptions o;
+  o.version = 1;
+  o.endpoint = server->url();
+  o.cache_dir = dir.path() / "cache";
+  o.signature_policy = protocol::SignaturePolicy::Require;
+  // The public-good root did not issue this certificate.
+  auto untrusted_root = get_kernel("org/keyless", o);
+  ASSERT_FALSE(untrusted_root);
+  EXPECT_EQ(untrusted_root.error().code, ErrorCode::Signature);
+  EXPECT_NE(untrusted_root.error().message.find("Fulcio"), std::string::npos) << untrusted_root.error().describe();
+
+  o.sigstore_trusted_root = dir.path() / "root" / "trusted_root.json";
+  auto verified = get_kernel("org/keyless", o);
+  ASSERT_TRUE(verified) << verified.error().describe();
+  EXPECT_EQ(verified->signature(), hub::SignatureStatus::Verified);
+
+  // Signed by kernels-community's build workflow, which this caller does not trust.
+  o.trusted_identities = {{"org/kernels", {"https://github.com/org/kernels/.github/workflows/build.yaml@refs/heads/main"}}};
+  auto other_workflow = get_kernel("org/keyless", o);
+  ASSERT_FALSE(other_workflow);
+  EXPECT_NE(other_workflow.error().message.find("not a trusted workflow"), std::string::npos)
+      << other_workflow.error().describe();
   hub::drop_shared_clients();
   server->stop();
 }

@@ -2,6 +2,7 @@
 """Synthetic Sigstore fixture generator for khub's keyless-signature verifier.
 
 Usage: python sigstore_fixture.py OUT_DIR
+       python sigstore_fixture.py --sign [--workflow URI] ROOT_DIR METADATA_JSON [METADATA_JSON ...]
 
 Builds a private "Sigstore instance" (Fulcio-like CA chain, CT log key, Rekor v1
 log key) with real cryptography, signs a kernel metadata.json the way
@@ -15,6 +16,11 @@ log key) with real cryptography, signs a kernel metadata.json the way
 The "oracle" verdict of every case comes from actually running sigstore-python's
 Verifier with kernels' GitHubWorkflowPolicy, so a C++ verifier can be checked
 against the reference implementation case by case.
+
+With --sign, writes ROOT_DIR/trusted_root.json (the same synthetic root) and, next
+to each given file, FILE.sigstore: a keyless bundle over the file's current bytes,
+built like the "good" case (or as workflow URI with --workflow), then prints the
+oracle's verdict per file as "<path>: ok" or "<path>: fail: <reason>".
 
 Everything is deterministic: keys are derived from fixed labels, ECDSA uses
 RFC 6979 nonces, and all timestamps are fixed (in the past, so the trusted
@@ -416,6 +422,8 @@ class CaseSpec:
     checkpoint_other_root: bool = False  # checkpoint validly signed, but for another tree
     body_for_other_artifact: bool = False  # log entry records a different signature/digest
     integrated_after_expiry: bool = False
+    # Global Rekor index; --sign gives each signed file its own, like a real log.
+    log_index: int = SHARD_BASE_INDEX + LEAF_INDEX_IN_SHARD
     identity: dict = field(default_factory=lambda: {"repository": REPO, "signer_uris": list(SIGNER_URIS)})
 
     def __post_init__(self) -> None:
@@ -500,7 +508,7 @@ def build_bundle(case: CaseSpec, inst: Instance, artifact: bytes) -> dict:
         integrated = int((LEAF_NOT_BEFORE + LEAF_LIFETIME).timestamp()) + 60
     else:
         integrated = int(LEAF_NOT_BEFORE.timestamp()) + INTEGRATION_DELAY_S
-    log_index = SHARD_BASE_INDEX + LEAF_INDEX_IN_SHARD
+    log_index = case.log_index
     log_id = key_id(inst.rekor_key.public_key())
 
     # Signed Entry Timestamp: Rekor signs the canonical JSON of these four fields.
@@ -585,38 +593,95 @@ def trusted_root(inst: Instance) -> dict:
 # ---------------------------------------------------------------------------
 
 
-def run_oracle(out: Path, case: CaseSpec) -> tuple[str, str]:
+def oracle_verify(root_json: Path, artifact: Path, bundle_path: Path, identity: dict) -> tuple[str, str]:
     from kernels.verify import GitHubWorkflowPolicy
     from sigstore.models import Bundle, TrustedRoot
     from sigstore.verify import Verifier
     from sigstore.verify.policy import AnyOf
 
-    folder = out / case.name
     try:
-        verifier = Verifier(trusted_root=TrustedRoot.from_file(str(out / "trusted_root.json")))
-        bundle = Bundle.from_json((folder / "metadata.json.sigstore").read_bytes())
-        policy = AnyOf([GitHubWorkflowPolicy(repo_id=case.identity["repository"],
-                                             signer_uris=case.identity["signer_uris"])])
-        verifier.verify_artifact((folder / "metadata.json").read_bytes(), bundle, policy)
+        verifier = Verifier(trusted_root=TrustedRoot.from_file(str(root_json)))
+        bundle = Bundle.from_json(bundle_path.read_bytes())
+        policy = AnyOf([GitHubWorkflowPolicy(repo_id=identity["repository"],
+                                             signer_uris=identity["signer_uris"])])
+        verifier.verify_artifact(artifact.read_bytes(), bundle, policy)
     except Exception as exc:  # any rejection counts; keep the verifier's text
         return "fail", str(exc)
     return "ok", ""
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print(__doc__.strip().splitlines()[2], file=sys.stderr)
-        return 2
-    out = Path(argv[1])
-    out.mkdir(parents=True, exist_ok=True)
+def run_oracle(out: Path, case: CaseSpec) -> tuple[str, str]:
+    folder = out / case.name
+    return oracle_verify(out / "trusted_root.json", folder / "metadata.json",
+                         folder / "metadata.json.sigstore", case.identity)
 
-    inst = Instance(
+
+def make_instance() -> Instance:
+    return Instance(
         ca=make_ca("fulcio"),
         rogue=make_ca("rogue-fulcio"),
         ct_key=derive_key("ctlog", ec.SECP256R1()),
         rekor_key=derive_key("rekor", ec.SECP256R1()),
     )
-    (out / "trusted_root.json").write_text(json.dumps(trusted_root(inst), indent=2) + "\n")
+
+
+def write_trusted_root(out: Path, inst: Instance) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "trusted_root.json"
+    path.write_text(json.dumps(trusted_root(inst), indent=2) + "\n")
+    return path
+
+
+def usage() -> int:
+    for line in __doc__.strip().splitlines()[2:4]:
+        print(line, file=sys.stderr)
+    return 2
+
+
+def sign_main(args: list[str]) -> int:
+    """--sign [--workflow URI] ROOT_DIR METADATA_JSON...: sign real files in place."""
+    workflow = BUILD_URI
+    if args[:1] == ["--workflow"]:
+        if len(args) < 2 or not args[1]:
+            return usage()
+        workflow, args = args[1], args[2:]
+    if len(args) < 2 or any(a.startswith("--") for a in args):
+        return usage()
+    root_dir, files = Path(args[0]), [Path(a) for a in args[1:]]
+    # Check every input before writing anything, so bad usage leaves no partial output.
+    for f in files:
+        if not f.is_file():
+            print(f"not a file: {f}", file=sys.stderr)
+            return usage()
+
+    inst = make_instance()
+    root_json = write_trusted_root(root_dir, inst)
+    for i, f in enumerate(files):
+        artifact = f.read_bytes()
+        # Label from position + content (not the path spelling), so re-signing the
+        # same inputs reproduces the same bytes; the position keeps equal files apart.
+        label = f"sign/{i}/{hashlib.sha256(artifact).hexdigest()[:16]}"
+        case = CaseSpec(label, LeafSpec(label, signer_uri=workflow), expect="ok",
+                        log_index=SHARD_BASE_INDEX + LEAF_INDEX_IN_SHARD + 1 + i)
+        bundle_path = f.with_name(f.name + ".sigstore")
+        bundle_path.write_text(json.dumps(build_bundle(case, inst, artifact), indent=2) + "\n")
+        # The oracle always checks kernels' default identity, not the --workflow
+        # given, so a workflow outside the list shows up as "fail" (exit stays 0).
+        verdict, reason = oracle_verify(root_json, f, bundle_path, case.identity)
+        print(f"{f}: ok" if verdict == "ok" else f"{f}: fail: {' '.join(reason.split())}")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if argv[1:2] == ["--sign"]:
+        return sign_main(argv[2:])
+    if len(argv) != 2:
+        return usage()
+    out = Path(argv[1])
+    out.mkdir(parents=True, exist_ok=True)
+
+    inst = make_instance()
+    write_trusted_root(out, inst)
 
     results = []
     mismatches = []

@@ -60,6 +60,8 @@ hub::KernelRequest request_for(std::string_view repo_id, const GetKernelOptions&
   r.trust_remote_code = o.trust_remote_code;
   r.signature_policy = o.signature_policy;
   r.trusted_keys = o.trusted_keys;
+  r.trusted_identities = o.trusted_identities;
+  r.sigstore_trusted_root = o.sigstore_trusted_root;
   r.reuse_hashes = HashReuse::Unchanged;  // a warm call re-checks file stamps, not every byte
   return r;
 }

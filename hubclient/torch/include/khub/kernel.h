@@ -30,10 +30,15 @@ struct GetKernelOptions {
   std::string user_agent;          // caller segments, e.g. "myapp/1.0"
   std::string endpoint;            // overrides HF_ENDPOINT
   std::filesystem::path cache_dir; // overrides KERNELS_CACHE / HF_HUB_CACHE / …
-  // metadata.json.sigstore: Ignore reports presence only; Warn / Require verify it against
-  // `trusted_keys` (PEM public keys, e.g. the ones `khub sign --key` used). Require refuses to load.
+  // metadata.json.sigstore: Ignore reports presence only; Warn / Require verify it. Require refuses
+  // to load. A key-pair bundle must verify with one of `trusted_keys` (PEM public keys, e.g. the
+  // ones `khub sign --key` used); a keyless one (Fulcio + Rekor, as kernels-community's CI signs)
+  // must come from one of `trusted_identities` (default: kernels-community's build workflows, as
+  // kernels) under `sigstore_trusted_root` (a trusted_root.json; empty: the public-good root).
   protocol::SignaturePolicy signature_policy = protocol::SignaturePolicy::Ignore;
   std::vector<std::string> trusted_keys;
+  std::vector<protocol::GitHubWorkflowIdentity> trusted_identities = protocol::kernels_community_identities();
+  std::filesystem::path sigstore_trusted_root;
 };
 
 /// One op of a loaded kernel: `<metadata.id>::<name>` in the torch dispatcher.
