@@ -1,12 +1,10 @@
 // khub verify REPO: re-checks cached variants without any HTTP — every blob against its etag and the
 // metadata.json digest, and with --signature each variant's metadata.json.sigstore (as
 // `kernels verify-signature`). Exit 0 when all match, 1 naming each mismatching file, 2 on usage errors.
-#include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
 
 #include "hub_cli.h"
+#include "khub/base/fs.h"
 #include "khub/hub/download.h"
 #include "khub/hub/kernel_fetch.h"
 #include "khub/hub/project.h"
@@ -42,13 +40,11 @@ Expected<protocol::SignatureTrust> signature_trust(const VerifyOptions& opts,
   protocol::SignatureTrust trust;
   for (const auto& file : opts.trusted_keys) {
     KHUB_CHECK(check_input_file("--trusted-key", file));
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream pem;
-    pem << in.rdbuf();
-    if (!protocol::public_key_hint(pem.str())) {
+    KHUB_TRY(std::string pem, read_file(file));
+    if (!protocol::public_key_hint(pem)) {
       return Error(ErrorCode::InvalidArgument, "--trusted-key " + file + " is not a PEM public key");
     }
-    trust.public_keys_pem.push_back(pem.str());
+    trust.public_keys_pem.push_back(std::move(pem));
   }
   if (!opts.trusted_workflows.empty()) trust.identities.clear();
   for (const auto& uri : opts.trusted_workflows) {

@@ -8,10 +8,16 @@ Builds a private "Sigstore instance" (Fulcio-like CA chain, CT log key, Rekor v1
 log key) with real cryptography, signs a kernel metadata.json the way
 `sigstore sign` + Rekor v1 would, and writes:
 
-  OUT_DIR/trusted_root.json            TrustedRoot for the synthetic instance
+  OUT_DIR/trusted_root.json            TrustedRoot for the synthetic instance (with a TSA)
+  OUT_DIR/trusted_root_no_tsa.json     the same root with no timestampAuthorities
   OUT_DIR/<case>/metadata.json         the artifact (possibly tampered)
   OUT_DIR/<case>/metadata.json.sigstore  bundle v0.3 (possibly corrupted)
-  OUT_DIR/cases.json                   [{name, identity, oracle, reason}]
+  OUT_DIR/cases.json                   [{name, identity, oracle, reason[, root]}]; "root"
+                                       names the root file to verify with, only where it
+                                       is not trusted_root.json
+
+The tsa_* cases add RFC 3161 timestamps from a synthetic Timestamp Authority
+(TimeStampResp DER built here, so genTime is under our control).
 
 The "oracle" verdict of every case comes from actually running sigstore-python's
 Verifier with kernels' GitHubWorkflowPolicy, so a C++ verifier can be checked
@@ -98,6 +104,25 @@ OID_SOURCE_REPO_DIGEST = ObjectIdentifier("1.3.6.1.4.1.57264.1.13")
 OID_SOURCE_REPO_REF = ObjectIdentifier("1.3.6.1.4.1.57264.1.14")
 OID_SCT_LIST = ObjectIdentifier("1.3.6.1.4.1.11129.2.4.2")
 
+# RFC 3161 / CMS object identifiers (dotted; encoded by der_oid).
+OID_SHA256 = "2.16.840.1.101.3.4.2.1"
+OID_ECDSA_SHA256 = "1.2.840.10045.4.3.2"
+OID_SIGNED_DATA = "1.2.840.113549.1.7.2"
+OID_CT_TSTINFO = "1.2.840.113549.1.9.16.1.4"
+OID_ATTR_CONTENT_TYPE = "1.2.840.113549.1.9.3"
+OID_ATTR_MESSAGE_DIGEST = "1.2.840.113549.1.9.4"
+OID_ATTR_SIGNING_TIME = "1.2.840.113549.1.9.5"
+OID_ATTR_SIGNING_CERT_V2 = "1.2.840.113549.1.9.16.2.47"
+# TSA policy under IANA's documentation enterprise number (RFC 5612); nobody pins it.
+OID_TSA_POLICY = "1.3.6.1.4.1.32473.1"
+TSA_URL = "https://tsa.khub-synthetic.example"
+# The TSA answers right after signing, before the Rekor upload (INTEGRATION_DELAY_S).
+TSA_DELAY_S = 6
+# sigstore-python's MAX_ALLOWED_TIMESTAMP: more timestamps than this reject the bundle.
+MAX_TIMESTAMPS = 32
+DEFAULT_ROOT = "trusted_root.json"
+NO_TSA_ROOT = "trusted_root_no_tsa.json"
+
 # Curve orders, used to map a hash onto a valid private scalar.
 _ORDER = {
     "secp256r1": 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551,
@@ -157,6 +182,45 @@ def der_utf8(s: str) -> bytes:
 
 def der_octets(raw: bytes) -> bytes:
     return b"\x04" + der_len(len(raw)) + raw
+
+
+def der(tag: int, content: bytes) -> bytes:
+    return bytes([tag]) + der_len(len(content)) + content
+
+
+def der_seq(*items: bytes) -> bytes:
+    return der(0x30, b"".join(items))
+
+
+def der_set(*items: bytes) -> bytes:
+    """DER SET OF: elements sorted by their encodings (OpenSSL re-encodes signed
+    attributes before checking the CMS signature, so the order must be canonical)."""
+    return der(0x31, b"".join(sorted(items)))
+
+
+def der_int(n: int) -> bytes:
+    """Non-negative INTEGER, minimal two's complement (leading 0 when the top bit is set)."""
+    return der(0x02, n.to_bytes(n.bit_length() // 8 + 1, "big"))
+
+
+def der_oid(dotted: str) -> bytes:
+    arcs = [int(a) for a in dotted.split(".")]
+    body = bytearray()
+    for arc in [arcs[0] * 40 + arcs[1]] + arcs[2:]:
+        chunk = [arc & 0x7F]
+        while arc > 0x7F:
+            arc >>= 7
+            chunk.append(0x80 | (arc & 0x7F))
+        body += bytes(reversed(chunk))
+    return der(0x06, bytes(body))
+
+
+def der_gentime(t: dt.datetime) -> bytes:
+    return der(0x18, t.astimezone(UTC).strftime("%Y%m%d%H%M%SZ").encode())
+
+
+def der_utctime(t: dt.datetime) -> bytes:
+    return der(0x17, t.astimezone(UTC).strftime("%y%m%d%H%M%SZ").encode())
 
 
 def serial_for(label: str) -> int:
@@ -404,6 +468,132 @@ def signed_checkpoint(rekor_key: ec.EllipticCurvePrivateKey, size: int, root: by
 
 
 # ---------------------------------------------------------------------------
+# RFC 3161 Timestamp Authority. `openssl ts -reply` always stamps the current
+# time, so TimeStampResp is assembled here: genTime must be chosen per case.
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class TSA:
+    root: x509.Certificate
+    inter: x509.Certificate
+    leaf: x509.Certificate
+    leaf_key: ec.EllipticCurvePrivateKey
+
+
+def make_tsa(label: str) -> TSA:
+    """Root -> intermediate -> signing leaf, like Sigstore's TSA chain. The CAs reuse
+    make_ca's shape (no timeStamping EKU on them); the leaf is what RFC 3161 and
+    OpenSSL's timestamp-sign purpose require: EKU timeStamping only, critical."""
+    ca = make_ca(label)
+    key = derive_key(f"{label}/leaf", ec.SECP256R1())
+    usage = x509.KeyUsage(
+        digital_signature=True, content_commitment=False, key_encipherment=False,
+        data_encipherment=False, key_agreement=False, key_cert_sign=False, crl_sign=False,
+        encipher_only=False, decipher_only=False,
+    )
+    leaf = (
+        x509.CertificateBuilder()
+        .subject_name(_name(f"{label}-leaf")).issuer_name(ca.inter.subject)
+        .public_key(key.public_key())
+        .serial_number(serial_for(f"{label}/leaf"))
+        .not_valid_before(TRUST_START).not_valid_after(dt.datetime(2035, 1, 1, tzinfo=UTC))
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(usage, critical=True)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.TIME_STAMPING]), critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca.inter_key.public_key()), critical=False)
+        .sign(ca.inter_key, hashes.SHA384(), ecdsa_deterministic=_DETERMINISTIC)
+    )
+    return TSA(ca.root, ca.inter, leaf, key)
+
+
+def timestamp_response(tsa: TSA, message: bytes, gen_time: dt.datetime, serial: int,
+                       corrupt_signature: bool = False) -> bytes:
+    """Granted TimeStampResp whose token stamps sha256(message), as a Sigstore client
+    requests it (SHA-256 imprint, nonce, certReq so the TSA leaf is embedded)."""
+    sha256 = der_seq(der_oid(OID_SHA256))  # parameters absent (RFC 5754)
+    leaf_der = tsa.leaf.public_bytes(serialization.Encoding.DER)
+    issuer_der = tsa.leaf.issuer.public_bytes()
+    tst_info = der_seq(
+        der_int(1),
+        der_oid(OID_TSA_POLICY),
+        der_seq(sha256, der_octets(hashlib.sha256(message).digest())),  # messageImprint
+        der_int(serial),
+        der_gentime(gen_time),
+        der_int(int.from_bytes(hashlib.sha256(b"nonce/%d" % serial).digest()[:8], "big")),
+        der(0xA0, der(0xA4, tsa.leaf.subject.public_bytes())),  # tsa [0] GeneralName directoryName
+    )
+
+    def attr(oid: str, value: bytes) -> bytes:
+        return der_seq(der_oid(oid), der_set(value))
+
+    # ESS signingCertificateV2 (RFC 5816): OpenSSL's TS verifier insists on it;
+    # rfc3161_client ignores it. ESSCertIDv2 with the default SHA-256 hash omitted.
+    ess = der_seq(der_seq(der_seq(
+        der_octets(hashlib.sha256(leaf_der).digest()),
+        der_seq(der_seq(der(0xA4, issuer_der)), der_int(tsa.leaf.serial_number)),
+    )))
+    signed_attrs = [
+        attr(OID_ATTR_CONTENT_TYPE, der_oid(OID_CT_TSTINFO)),
+        attr(OID_ATTR_SIGNING_TIME, der_utctime(gen_time)),
+        attr(OID_ATTR_MESSAGE_DIGEST, der_octets(hashlib.sha256(tst_info).digest())),
+        attr(OID_ATTR_SIGNING_CERT_V2, ess),
+    ]
+    # The signature covers the attributes as an explicit SET; the SignerInfo carries
+    # the same content under [0] IMPLICIT.
+    attrs_content = b"".join(sorted(signed_attrs))  # DER SET OF order
+    sig = bytearray(ecdsa_sign(tsa.leaf_key, der(0x31, attrs_content)))
+    if corrupt_signature:
+        sig[-1] ^= 0x01  # still parses; only the signature check can catch it
+    signer_info = der_seq(
+        der_int(1),
+        der_seq(issuer_der, der_int(tsa.leaf.serial_number)),  # sid: issuerAndSerialNumber
+        sha256,
+        der(0xA0, attrs_content),
+        der_seq(der_oid(OID_ECDSA_SHA256)),
+        der_octets(bytes(sig)),
+    )
+    signed_data = der_seq(
+        der_int(3),
+        der_set(sha256),
+        der_seq(der_oid(OID_CT_TSTINFO), der(0xA0, der_octets(tst_info))),
+        der(0xA0, leaf_der),  # certificates [0] IMPLICIT: just the TSA leaf
+        der_set(signer_info),
+    )
+    token = der_seq(der_oid(OID_SIGNED_DATA), der(0xA0, signed_data))
+    return der_seq(der_seq(der_int(0)), token)  # PKIStatusInfo{granted}, ContentInfo
+
+
+def tsa_timestamps(case: CaseSpec, tsa: TSA, signature: bytes, artifact: bytes,
+                   leaf_not_after: dt.datetime) -> list[bytes]:
+    """The rfc3161Timestamps of a case. Timestamps stamp the bundle's signature bytes."""
+    serial = int.from_bytes(hashlib.sha256(b"tsa-serial/" + case.name.encode()).digest()[:8], "big")
+    in_validity = LEAF_NOT_BEFORE + dt.timedelta(seconds=TSA_DELAY_S)
+    # Tokens the oracle must drop carry a time after the leaf expired: a verifier that
+    # wrongly accepted them would then reject the bundle, so the case tells them apart.
+    after_expiry = leaf_not_after + dt.timedelta(seconds=60)
+    kind = case.tsa
+    if kind == "good":
+        return [timestamp_response(tsa, signature, in_validity, serial)]
+    if kind == "bad_signature":
+        return [timestamp_response(tsa, signature, after_expiry, serial, corrupt_signature=True)]
+    if kind == "wrong_imprint":
+        # Stamps the artifact instead of the signature (a plausible client mistake).
+        return [timestamp_response(tsa, artifact, after_expiry, serial)]
+    if kind == "after_expiry":
+        return [timestamp_response(tsa, signature, after_expiry, serial)]
+    if kind == "duplicate":
+        tsr = timestamp_response(tsa, signature, in_validity, serial)
+        return [tsr, tsr]
+    if kind == "too_many":
+        # Distinct serials and times, each valid on its own: only the count is wrong.
+        return [timestamp_response(tsa, signature, in_validity + dt.timedelta(seconds=i), serial + i)
+                for i in range(MAX_TIMESTAMPS + 1)]
+    raise ValueError(f"unknown tsa kind {kind!r}")
+
+
+# ---------------------------------------------------------------------------
 # Cases.
 # ---------------------------------------------------------------------------
 
@@ -422,6 +612,8 @@ class CaseSpec:
     checkpoint_other_root: bool = False  # checkpoint validly signed, but for another tree
     body_for_other_artifact: bool = False  # log entry records a different signature/digest
     integrated_after_expiry: bool = False
+    tsa: str = ""  # "" (no timestamps) or a tsa_timestamps kind
+    root: str = DEFAULT_ROOT  # trusted root file (in OUT_DIR) the oracle verifies with
     # Global Rekor index; --sign gives each signed file its own, like a real log.
     log_index: int = SHARD_BASE_INDEX + LEAF_INDEX_IN_SHARD
     identity: dict = field(default_factory=lambda: {"repository": REPO, "signer_uris": list(SIGNER_URIS)})
@@ -451,6 +643,15 @@ CASES = [
     CaseSpec("expired_at_signing", integrated_after_expiry=True),
     CaseSpec("no_code_signing_eku", LeafSpec("no_code_signing_eku", code_signing=False)),
     CaseSpec("digest_mismatch", corrupt_digest=True),
+    CaseSpec("tsa_good", tsa="good", expect="ok"),
+    # Unverifiable timestamps are dropped, not fatal: the SET's time still stands.
+    CaseSpec("tsa_bad_signature", tsa="bad_signature", expect="ok"),
+    CaseSpec("tsa_wrong_imprint", tsa="wrong_imprint", expect="ok"),
+    CaseSpec("tsa_after_cert_expiry", tsa="after_expiry"),
+    CaseSpec("tsa_duplicate", tsa="duplicate"),
+    CaseSpec("tsa_too_many", tsa="too_many"),
+    # A signed timestamp with no TSA in the trusted root is fatal, valid or not.
+    CaseSpec("tsa_no_authority", tsa="good", root=NO_TSA_ROOT),
 ]
 
 
@@ -473,6 +674,7 @@ class Instance:
     rogue: CA
     ct_key: ec.EllipticCurvePrivateKey
     rekor_key: ec.EllipticCurvePrivateKey
+    tsa: TSA
 
 
 def build_bundle(case: CaseSpec, inst: Instance, artifact: bytes) -> dict:
@@ -526,26 +728,33 @@ def build_bundle(case: CaseSpec, inst: Instance, artifact: bytes) -> dict:
     if case.corrupt_digest:
         msg_digest[0] ^= 0xFF
 
+    material: dict = {
+        "certificate": {"rawBytes": b64(cert.public_bytes(serialization.Encoding.DER))},
+        "tlogEntries": [{
+            "logIndex": str(log_index),
+            "logId": {"keyId": b64(log_id)},
+            "kindVersion": {"kind": "hashedrekord", "version": "0.0.1"},
+            "integratedTime": str(integrated),
+            "inclusionPromise": {"signedEntryTimestamp": b64(bytes(set_sig))},
+            "inclusionProof": {
+                "logIndex": str(LEAF_INDEX_IN_SHARD),
+                "rootHash": b64(root),
+                "treeSize": str(TREE_SIZE),
+                "hashes": [b64(h) for h in path],
+                "checkpoint": {"envelope": cp},
+            },
+            "canonicalizedBody": b64(body),
+        }],
+    }
+    if case.tsa:
+        tsrs = tsa_timestamps(case, inst.tsa, signature, artifact, cert.not_valid_after_utc)
+        material["timestampVerificationData"] = {
+            "rfc3161Timestamps": [{"signedTimestamp": b64(t)} for t in tsrs],
+        }
+
     return {
         "mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json",
-        "verificationMaterial": {
-            "certificate": {"rawBytes": b64(cert.public_bytes(serialization.Encoding.DER))},
-            "tlogEntries": [{
-                "logIndex": str(log_index),
-                "logId": {"keyId": b64(log_id)},
-                "kindVersion": {"kind": "hashedrekord", "version": "0.0.1"},
-                "integratedTime": str(integrated),
-                "inclusionPromise": {"signedEntryTimestamp": b64(bytes(set_sig))},
-                "inclusionProof": {
-                    "logIndex": str(LEAF_INDEX_IN_SHARD),
-                    "rootHash": b64(root),
-                    "treeSize": str(TREE_SIZE),
-                    "hashes": [b64(h) for h in path],
-                    "checkpoint": {"envelope": cp},
-                },
-                "canonicalizedBody": b64(body),
-            }],
-        },
+        "verificationMaterial": material,
         "messageSignature": {
             "messageDigest": {"algorithm": "SHA2_256", "digest": b64(bytes(msg_digest))},
             "signature": b64(signature),
@@ -553,7 +762,7 @@ def build_bundle(case: CaseSpec, inst: Instance, artifact: bytes) -> dict:
     }
 
 
-def trusted_root(inst: Instance) -> dict:
+def trusted_root(inst: Instance, with_tsa: bool = True) -> dict:
     start = TRUST_START.strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def log(url: str, key: ec.EllipticCurvePrivateKey) -> dict:
@@ -584,7 +793,15 @@ def trusted_root(inst: Instance) -> dict:
             "validFor": {"start": start},
         }],
         "ctlogs": [log("https://ctfe.khub-synthetic.example/test", inst.ct_key)],
-        "timestampAuthorities": [],
+        # sigstore-python takes certChain as [TSA signing leaf, intermediates..., root].
+        "timestampAuthorities": [{
+            "subject": {"organization": "khub-synthetic.example", "commonName": "tsa-root"},
+            "uri": TSA_URL,
+            "certChain": {"certificates": [
+                {"rawBytes": b64(c.public_bytes(der))} for c in (inst.tsa.leaf, inst.tsa.inter, inst.tsa.root)
+            ]},
+            "validFor": {"start": start},
+        }] if with_tsa else [],
     }
 
 
@@ -612,8 +829,22 @@ def oracle_verify(root_json: Path, artifact: Path, bundle_path: Path, identity: 
 
 def run_oracle(out: Path, case: CaseSpec) -> tuple[str, str]:
     folder = out / case.name
-    return oracle_verify(out / "trusted_root.json", folder / "metadata.json",
+    return oracle_verify(out / case.root, folder / "metadata.json",
                          folder / "metadata.json.sigstore", case.identity)
+
+
+# How many of a case's timestamps sigstore-python should accept: a verdict of "ok"
+# alone cannot tell a verified TSA time from a dropped token (the SET still counts).
+TSA_ACCEPTED = {"good": 1, "bad_signature": 0, "wrong_imprint": 0, "after_expiry": 1}
+
+
+def oracle_tsa_accepted(root_json: Path, bundle_path: Path) -> int:
+    """Timestamps sigstore-python verifies (private API: the step inside _establish_time)."""
+    from sigstore.models import Bundle, TrustedRoot
+    from sigstore.verify import Verifier
+
+    verifier = Verifier(trusted_root=TrustedRoot.from_file(str(root_json)))
+    return len(verifier._verify_timestamp_authority(Bundle.from_json(bundle_path.read_bytes())))
 
 
 def make_instance() -> Instance:
@@ -622,6 +853,7 @@ def make_instance() -> Instance:
         rogue=make_ca("rogue-fulcio"),
         ct_key=derive_key("ctlog", ec.SECP256R1()),
         rekor_key=derive_key("rekor", ec.SECP256R1()),
+        tsa=make_tsa("tsa"),
     )
 
 
@@ -682,6 +914,8 @@ def main(argv: list[str]) -> int:
 
     inst = make_instance()
     write_trusted_root(out, inst)
+    # Identical to trusted_root.json minus the TSA, for tsa_no_authority.
+    (out / NO_TSA_ROOT).write_text(json.dumps(trusted_root(inst, with_tsa=False), indent=2) + "\n")
 
     results = []
     mismatches = []
@@ -700,7 +934,13 @@ def main(argv: list[str]) -> int:
         verdict, reason = run_oracle(out, case)
         if verdict != case.expect:
             mismatches.append(case.name)
-        results.append({"name": case.name, "identity": case.identity, "oracle": verdict, "reason": reason})
+        elif case.tsa in TSA_ACCEPTED and case.root == DEFAULT_ROOT and oracle_tsa_accepted(
+                out / case.root, folder / "metadata.json.sigstore") != TSA_ACCEPTED[case.tsa]:
+            mismatches.append(f"{case.name} (timestamp accepted/dropped not as intended)")
+        result = {"name": case.name, "identity": case.identity, "oracle": verdict, "reason": reason}
+        if case.root != DEFAULT_ROOT:
+            result["root"] = case.root
+        results.append(result)
 
     (out / "cases.json").write_text(json.dumps(results, indent=2) + "\n")
     for r in results:

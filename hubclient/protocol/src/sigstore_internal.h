@@ -46,11 +46,27 @@ std::optional<std::int64_t> parse_rfc3339(std::string_view text);
 }  // namespace sigstore_detail
 
 struct SigstoreTrustRoot::Impl {
+  /// A certificate authority (Fulcio or RFC 3161 timestamps): its chain, leaf-most first, root last.
+  struct Authority {
+    std::vector<CertRef> chain;
+    sigstore_detail::Validity valid;
+  };
   std::vector<sigstore_detail::LogKey> tlogs;
   std::vector<sigstore_detail::LogKey> ctlogs;
   /// Every certificate of every Fulcio CA chain: each is a trust anchor, as in sigstore-python's
   /// chain store (expired CAs too: they may have been valid at signing time).
   std::vector<CertRef> fulcio_certs;
+  std::vector<Authority> tsas;  // timestamp authorities
 };
 
+namespace sigstore_detail {
+
+/// An RFC 3161 TimeStampResp (DER) over `message` (the bundle's signature bytes), as sigstore-python
+/// (rfc3161-client) checks it against one timestamp authority: granted, version 1, the message
+/// imprint, signed by the authority's first certificate, which chains to its last at the token's
+/// time, inside the authority's validFor. The token's time, or nullopt when any of it fails.
+std::optional<std::int64_t> verify_rfc3161(std::span<const std::uint8_t> token, std::span<const std::uint8_t> message,
+                                           const SigstoreTrustRoot::Impl::Authority& tsa);
+
+}  // namespace sigstore_detail
 }  // namespace khub::protocol

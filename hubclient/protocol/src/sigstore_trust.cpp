@@ -14,7 +14,10 @@ namespace sigstore_detail {
 
 PkeyRef public_key_from_der(std::span<const std::uint8_t> der) {
   const unsigned char* p = der.data();
-  return PkeyRef(d2i_PUBKEY(nullptr, &p, static_cast<long>(der.size())), EVP_PKEY_free);
+  if (EVP_PKEY* key = d2i_PUBKEY(nullptr, &p, static_cast<long>(der.size()))) return PkeyRef(key, EVP_PKEY_free);
+  // keyDetails PKCS1_RSA_PKCS1V5 keys are a bare PKCS #1 RSAPublicKey, not a SubjectPublicKeyInfo.
+  p = der.data();
+  return PkeyRef(d2i_PublicKey(EVP_PKEY_RSA, nullptr, &p, static_cast<long>(der.size())), EVP_PKEY_free);
 }
 
 CertRef certificate_from_der(std::span<const std::uint8_t> der) {
@@ -118,6 +121,26 @@ Expected<std::vector<LogKey>> log_keys(const Json& doc, const char* list) {
   return keys;
 }
 
+// Certificate authorities (Fulcio, timestamp): each a chain, leaf-most first, and its validity.
+Expected<std::vector<SigstoreTrustRoot::Impl::Authority>> authorities(const Json& doc, const char* list) {
+  std::vector<SigstoreTrustRoot::Impl::Authority> out;
+  const Json cas = doc.value(list, Json::array());
+  for (size_t i = 0; i < cas.size(); ++i) {
+    const std::string where = std::string(list) + "[" + std::to_string(i) + "]";
+    const Json certs = cas[i].value("certChain", Json::object()).value("certificates", Json::array());
+    SigstoreTrustRoot::Impl::Authority ca;
+    KHUB_TRY(ca.valid, validity(cas[i], where));
+    for (size_t j = 0; j < certs.size(); ++j) {
+      KHUB_TRY(auto der, b64(certs[j], "rawBytes", where + ".certChain.certificates[" + std::to_string(j) + "]"));
+      CertRef cert = certificate_from_der(der);
+      if (!cert) return bad_root(where + ".certChain holds a certificate that is not DER X.509");
+      ca.chain.push_back(std::move(cert));
+    }
+    out.push_back(std::move(ca));
+  }
+  return out;
+}
+
 }  // namespace
 
 Expected<SigstoreTrustRoot> SigstoreTrustRoot::parse(std::string_view text) {
@@ -130,17 +153,9 @@ Expected<SigstoreTrustRoot> SigstoreTrustRoot::parse(std::string_view text) {
   auto impl = std::make_shared<Impl>();
   KHUB_TRY(impl->tlogs, log_keys(doc, "tlogs"));
   KHUB_TRY(impl->ctlogs, log_keys(doc, "ctlogs"));
-  const Json cas = doc.value("certificateAuthorities", Json::array());
-  for (size_t i = 0; i < cas.size(); ++i) {
-    const std::string where = "certificateAuthorities[" + std::to_string(i) + "].certChain";
-    const Json certs = cas[i].value("certChain", Json::object()).value("certificates", Json::array());
-    for (size_t j = 0; j < certs.size(); ++j) {
-      KHUB_TRY(auto der, b64(certs[j], "rawBytes", where + ".certificates[" + std::to_string(j) + "]"));
-      CertRef cert = certificate_from_der(der);
-      if (!cert) return bad_root(where + " holds a certificate that is not DER X.509");
-      impl->fulcio_certs.push_back(std::move(cert));
-    }
-  }
+  KHUB_TRY(auto fulcio, authorities(doc, "certificateAuthorities"));
+  for (auto& ca : fulcio) impl->fulcio_certs.insert(impl->fulcio_certs.end(), ca.chain.begin(), ca.chain.end());
+  KHUB_TRY(impl->tsas, authorities(doc, "timestampAuthorities"));
   if (impl->tlogs.empty()) return bad_root("no transparency log (tlogs) keys");
   if (impl->ctlogs.empty()) return bad_root("no CT log (ctlogs) keys");
   if (impl->fulcio_certs.empty()) return bad_root("no Fulcio certificate authorities");

@@ -58,6 +58,7 @@ struct LogEntry {
 struct KeylessBundle {
   CertRef leaf;
   LogEntry entry;
+  std::vector<Bytes> timestamps;  // RFC 3161 TimeStampResp DER
   Bytes message_digest;  // empty when absent
   std::string digest_algorithm;
   Bytes signature;
@@ -145,6 +146,11 @@ Expected<KeylessBundle> parse_bundle(std::string_view text) {
   const Json entries = vm.value("tlogEntries", Json::array());
   if (entries.size() != 1) return invalid("expected exactly one log entry, found " + std::to_string(entries.size()));
   KHUB_TRY(b.entry, parse_entry(entries[0]));
+  const Json tsd = vm.value("timestampVerificationData", Json::object());
+  for (const auto& t : tsd.value("rfc3161Timestamps", Json::array())) {
+    KHUB_TRY(auto der, b64_at(t, "signedTimestamp", "verificationMaterial.timestampVerificationData.rfc3161Timestamps[]"));
+    b.timestamps.push_back(std::move(der));
+  }
   if (b.entry.version != "0.0.1" && b.entry.version != "0.0.2") {
     return invalid("log entry version " + b.entry.version + " (expected 0.0.1 or 0.0.2)");
   }
@@ -407,6 +413,42 @@ Status verify_body(const KeylessBundle& b, const Bytes& artifact_digest) {
   return {};
 }
 
+// Step 0 (sigstore-python's _establish_time): at most 32 distinct timestamps, each verified against
+// the trusted root's timestamp authorities, plus the log's integrated time where a SET signs it.
+Expected<std::vector<std::int64_t>> signed_times(const KeylessBundle& b, const SigstoreTrustRoot::Impl& root) {
+  std::vector<std::int64_t> times;
+  if (!b.timestamps.empty()) {
+    if (root.tsas.empty()) {
+      return failed("bundle has RFC 3161 timestamps, and the trusted root lists no timestamp authority");
+    }
+    if (b.timestamps.size() > 32) return failed("too many signed timestamps (" + std::to_string(b.timestamps.size()) + " > 32)");
+    for (size_t i = 0; i < b.timestamps.size(); ++i) {
+      if (std::find(b.timestamps.begin(), b.timestamps.begin() + static_cast<long>(i), b.timestamps[i]) !=
+          b.timestamps.begin() + static_cast<long>(i)) {
+        return failed("duplicate RFC 3161 timestamp in the bundle");
+      }
+      for (const auto& tsa : root.tsas) {
+        if (auto t = verify_rfc3161(b.timestamps[i], b.signature, tsa)) {
+          times.push_back(*t);
+          break;
+        }
+      }
+    }
+  }
+  const LogEntry& e = b.entry;
+  if (e.integrated_time && !e.signed_entry_timestamp.empty()) {
+    if (!((e.kind == "hashedrekord" || e.kind == "dsse") && e.version == "0.0.1")) {
+      return failed("integrated time is only defined for hashedrekord and dsse 0.0.1 entries");
+    }
+    times.push_back(*e.integrated_time);
+  }
+  if (times.empty()) {
+    return failed("bundle has no verified signing time (neither a Rekor signed entry timestamp nor a valid "
+                  "RFC 3161 timestamp)");
+  }
+  return times;
+}
+
 }  // namespace
 
 Status verify_keyless_bundle(std::string_view artifact, std::string_view bundle_json, const SigstoreTrustRoot& trust,
@@ -414,18 +456,17 @@ Status verify_keyless_bundle(std::string_view artifact, std::string_view bundle_
   KHUB_TRY(auto b, parse_bundle(bundle_json));
   const auto& root = trust.impl();
   const LogEntry& e = b.entry;
-  // 0: the signed time. khub takes it from Rekor v1's signed entry timestamp; RFC 3161 timestamps
-  // (a second source sigstore-python also checks) are not read.
-  if (!e.integrated_time || e.signed_entry_timestamp.empty()) {
-    return failed("log entry has no signed entry timestamp, khub's only source of signing time "
-                  "(Rekor v2 entries with RFC 3161 timestamps are not supported)");
+  if (e.version != "0.0.1") {
+    return failed("Rekor v2 log entries (" + e.kind + " " + e.version + ") are not supported yet; khub reads Rekor v1's");
   }
-  if (!((e.kind == "hashedrekord" || e.kind == "dsse") && e.version == "0.0.1")) {
-    return failed("integrated time is only defined for hashedrekord and dsse 0.0.1 entries");
+  // 0: the signed times: every RFC 3161 timestamp that verifies (one that does not is dropped, as
+  // sigstore-python drops it), and Rekor v1's integrated time when a SET vouches for it.
+  KHUB_TRY(std::vector<std::int64_t> times, signed_times(b, root));
+  // 1–3: the certificate, valid at every signed time.
+  CertRef issuer;
+  for (const std::int64_t t : times) {
+    KHUB_TRY(issuer, verify_chain(b.leaf.get(), root, t));
   }
-  const std::int64_t signed_at = *e.integrated_time;
-  // 1–3: the certificate.
-  KHUB_TRY(CertRef issuer, verify_chain(b.leaf.get(), root, signed_at));
   KHUB_CHECK(verify_sct(b.leaf.get(), issuer.get(), root));
   KHUB_CHECK(verify_identity(b.leaf.get(), identities));
   // 4–5: the log entry.
@@ -433,12 +474,14 @@ Status verify_keyless_bundle(std::string_view artifact, std::string_view bundle_
   if (!key) return failed("log entry is from a transparency log the trusted root does not list");
   KHUB_CHECK(verify_inclusion(e));
   KHUB_CHECK(verify_checkpoint(e, *key));
-  KHUB_CHECK(verify_set(e, *key));
+  if (e.integrated_time && !e.signed_entry_timestamp.empty()) KHUB_CHECK(verify_set(e, *key));
   // 6: signed while the certificate was valid.
-  time_t when = static_cast<time_t>(signed_at);
-  if (X509_cmp_time(X509_get0_notBefore(b.leaf.get()), &when) > 0 ||
-      X509_cmp_time(X509_get0_notAfter(b.leaf.get()), &when) < 0) {
-    return failed("signing certificate was not valid when the log entry was made");
+  for (const std::int64_t t : times) {
+    time_t when = static_cast<time_t>(t);
+    if (X509_cmp_time(X509_get0_notBefore(b.leaf.get()), &when) > 0 ||
+        X509_cmp_time(X509_get0_notAfter(b.leaf.get()), &when) < 0) {
+      return failed("signing certificate was not valid at a signed time of the bundle");
+    }
   }
   // 7: the signature over the artifact.
   const auto* data = reinterpret_cast<const std::uint8_t*>(artifact.data());
