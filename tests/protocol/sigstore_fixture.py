@@ -36,6 +36,7 @@ root's validFor ranges are already active).
 from __future__ import annotations
 
 import base64
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -479,14 +480,16 @@ class TSA:
     inter: x509.Certificate
     leaf: x509.Certificate
     leaf_key: ec.EllipticCurvePrivateKey
+    # A second signing leaf from the same intermediate (so it chains to the trusted
+    # TSA root) that the trusted root does not list: tokens for tsa_other_signer.
+    other_leaf: x509.Certificate
+    other_leaf_key: ec.EllipticCurvePrivateKey
 
 
-def make_tsa(label: str) -> TSA:
-    """Root -> intermediate -> signing leaf, like Sigstore's TSA chain. The CAs reuse
-    make_ca's shape (no timeStamping EKU on them); the leaf is what RFC 3161 and
-    OpenSSL's timestamp-sign purpose require: EKU timeStamping only, critical."""
-    ca = make_ca(label)
-    key = derive_key(f"{label}/leaf", ec.SECP256R1())
+def _tsa_leaf(ca: CA, label: str) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    """TSA signing leaf under ca's intermediate: what RFC 3161 and OpenSSL's
+    timestamp-sign purpose require: EKU timeStamping only, critical."""
+    key = derive_key(label, ec.SECP256R1())
     usage = x509.KeyUsage(
         digital_signature=True, content_commitment=False, key_encipherment=False,
         data_encipherment=False, key_agreement=False, key_cert_sign=False, crl_sign=False,
@@ -494,9 +497,9 @@ def make_tsa(label: str) -> TSA:
     )
     leaf = (
         x509.CertificateBuilder()
-        .subject_name(_name(f"{label}-leaf")).issuer_name(ca.inter.subject)
+        .subject_name(_name(label.replace("/", "-"))).issuer_name(ca.inter.subject)
         .public_key(key.public_key())
-        .serial_number(serial_for(f"{label}/leaf"))
+        .serial_number(serial_for(label))
         .not_valid_before(TRUST_START).not_valid_after(dt.datetime(2035, 1, 1, tzinfo=UTC))
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(usage, critical=True)
@@ -505,7 +508,16 @@ def make_tsa(label: str) -> TSA:
         .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca.inter_key.public_key()), critical=False)
         .sign(ca.inter_key, hashes.SHA384(), ecdsa_deterministic=_DETERMINISTIC)
     )
-    return TSA(ca.root, ca.inter, leaf, key)
+    return leaf, key
+
+
+def make_tsa(label: str) -> TSA:
+    """Root -> intermediate -> signing leaf, like Sigstore's TSA chain. The CAs reuse
+    make_ca's shape (no timeStamping EKU on them)."""
+    ca = make_ca(label)
+    leaf, key = _tsa_leaf(ca, f"{label}/leaf")
+    other_leaf, other_key = _tsa_leaf(ca, f"{label}/leaf2")
+    return TSA(ca.root, ca.inter, leaf, key, other_leaf, other_key)
 
 
 def timestamp_response(tsa: TSA, message: bytes, gen_time: dt.datetime, serial: int,
@@ -583,6 +595,11 @@ def tsa_timestamps(case: CaseSpec, tsa: TSA, signature: bytes, artifact: bytes,
         return [timestamp_response(tsa, artifact, after_expiry, serial)]
     if kind == "after_expiry":
         return [timestamp_response(tsa, signature, after_expiry, serial)]
+    if kind == "other_signer":
+        # Valid in every other respect (imprint, CMS signature, ESS, EKU) and chains to
+        # the TSA root, but signed by (and embedding) a leaf that is not certChain[0].
+        other = dataclasses.replace(tsa, leaf=tsa.other_leaf, leaf_key=tsa.other_leaf_key)
+        return [timestamp_response(other, signature, after_expiry, serial)]
     if kind == "duplicate":
         tsr = timestamp_response(tsa, signature, in_validity, serial)
         return [tsr, tsr]
@@ -648,6 +665,9 @@ CASES = [
     CaseSpec("tsa_bad_signature", tsa="bad_signature", expect="ok"),
     CaseSpec("tsa_wrong_imprint", tsa="wrong_imprint", expect="ok"),
     CaseSpec("tsa_after_cert_expiry", tsa="after_expiry"),
+    # rfc3161-client only accepts a token whose embedded signer is the root's
+    # certChain[0], so this one is dropped even though it chains to the TSA root.
+    CaseSpec("tsa_other_signer", tsa="other_signer", expect="ok"),
     CaseSpec("tsa_duplicate", tsa="duplicate"),
     CaseSpec("tsa_too_many", tsa="too_many"),
     # A signed timestamp with no TSA in the trusted root is fatal, valid or not.
@@ -835,7 +855,8 @@ def run_oracle(out: Path, case: CaseSpec) -> tuple[str, str]:
 
 # How many of a case's timestamps sigstore-python should accept: a verdict of "ok"
 # alone cannot tell a verified TSA time from a dropped token (the SET still counts).
-TSA_ACCEPTED = {"good": 1, "bad_signature": 0, "wrong_imprint": 0, "after_expiry": 1}
+TSA_ACCEPTED = {"good": 1, "bad_signature": 0, "wrong_imprint": 0, "after_expiry": 1,
+                "other_signer": 0}
 
 
 def oracle_tsa_accepted(root_json: Path, bundle_path: Path) -> int:

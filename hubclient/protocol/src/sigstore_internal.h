@@ -65,6 +65,9 @@ namespace sigstore_detail {
 /// (rfc3161-client) checks it against one timestamp authority: granted, version 1, the message
 /// imprint, signed by the authority's first certificate, which chains to its last at the token's
 /// time, inside the authority's validFor. The token's time, or nullopt when any of it fails.
+/// True when `der` decodes as one TimeStampResp.
+bool is_rfc3161_response(std::span<const std::uint8_t> der);
+
 std::optional<std::int64_t> verify_rfc3161(std::span<const std::uint8_t> token, std::span<const std::uint8_t> message,
                                            const SigstoreTrustRoot::Impl::Authority& tsa);
 

@@ -39,29 +39,36 @@ bool imprint_matches(TS_TST_INFO* info, std::span<const std::uint8_t> message) {
          std::equal(digest, digest + len, ASN1_STRING_get0_data(expected));
 }
 
+RespPtr decode(std::span<const std::uint8_t> der) {
+  const unsigned char* p = der.data();
+  RespPtr resp(d2i_TS_RESP(nullptr, &p, static_cast<long>(der.size())));
+  return resp && p == der.data() + der.size() ? std::move(resp) : nullptr;
+}
+
 }  // namespace
+
+bool is_rfc3161_response(std::span<const std::uint8_t> der) { return decode(der) != nullptr; }
 
 std::optional<std::int64_t> verify_rfc3161(std::span<const std::uint8_t> token, std::span<const std::uint8_t> message,
                                            const SigstoreTrustRoot::Impl::Authority& tsa) {
-  // A signing certificate and a root at least (sigstore-python skips shorter chains).
-  if (tsa.chain.size() < 2) return std::nullopt;
-  const unsigned char* p = token.data();
-  RespPtr resp(d2i_TS_RESP(nullptr, &p, static_cast<long>(token.size())));
-  if (!resp || p != token.data() + token.size()) return std::nullopt;
+  // A signing certificate and a root at least, and an authority that has started (sigstore-python
+  // skips the others).
+  if (tsa.chain.size() < 2 || tsa.valid.start > static_cast<std::int64_t>(std::time(nullptr))) return std::nullopt;
+  RespPtr resp = decode(token);
+  if (!resp) return std::nullopt;
   const long status = ASN1_INTEGER_get(TS_STATUS_INFO_get0_status(TS_RESP_get_status_info(resp.get())));
-  if (status != TS_STATUS_GRANTED && status != TS_STATUS_GRANTED_WITH_MODS) return std::nullopt;
+  if (status != TS_STATUS_GRANTED) return std::nullopt;  // rfc3161-client takes "granted" only
   TS_TST_INFO* info = TS_RESP_get_tst_info(resp.get());
   PKCS7* signed_data = TS_RESP_get_token(resp.get());
   if (!info || !signed_data || TS_TST_INFO_get_version(info) != 1) return std::nullopt;
   const auto when = time_of(TS_TST_INFO_get_time(info));
   if (!when || !imprint_matches(info, message)) return std::nullopt;
-  // Every certificate of the authority is trusted (rfc3161-client's store), each as an anchor, and
-  // at the token's own time: they may have expired since.
+  // Every certificate of the authority is in the store (rfc3161-client's), and the chain is checked
+  // at the token's own time: the certificates may have expired since.
   StorePtr store(X509_STORE_new());
   for (const auto& c : tsa.chain) X509_STORE_add_cert(store.get(), c.get());
   X509_VERIFY_PARAM* param = X509_STORE_get0_param(store.get());
   X509_VERIFY_PARAM_set_time(param, static_cast<time_t>(*when));
-  X509_VERIFY_PARAM_set_flags(param, X509_V_FLAG_PARTIAL_CHAIN);
   struct StackFree {
     void operator()(STACK_OF(X509) * s) const { sk_X509_free(s); }  // the certificates stay the root's
   };

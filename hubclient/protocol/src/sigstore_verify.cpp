@@ -149,6 +149,8 @@ Expected<KeylessBundle> parse_bundle(std::string_view text) {
   const Json tsd = vm.value("timestampVerificationData", Json::object());
   for (const auto& t : tsd.value("rfc3161Timestamps", Json::array())) {
     KHUB_TRY(auto der, b64_at(t, "signedTimestamp", "verificationMaterial.timestampVerificationData.rfc3161Timestamps[]"));
+    // An undecodable token makes the bundle invalid; one that decodes but does not verify is dropped later.
+    if (!is_rfc3161_response(der)) return invalid("an RFC 3161 timestamp is not a TimeStampResp");
     b.timestamps.push_back(std::move(der));
   }
   if (b.entry.version != "0.0.1" && b.entry.version != "0.0.2") {
