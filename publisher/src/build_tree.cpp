@@ -75,7 +75,7 @@ Status require_writable_variants(const BuildTree& tree) {
 Expected<protocol::KernelMetadata> read_variant_metadata(const VariantDir& variant) {
   auto m = protocol::read_metadata(variant.path / "metadata.json");
   if (!m && m.error().code == ErrorCode::InvalidMetadata) {
-    Error e = std::move(m.error());
+    Error e = m.error();
     e.code = ErrorCode::InvalidArgument;
     if (e.hint.empty()) e.hint = "fix that metadata.json, or rebuild the variant";
     return e;
