@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "khub/base/error.h"
 #include "khub/protocol/sigstore.h"
 
 namespace khub::protocol {
@@ -61,13 +62,55 @@ struct SigstoreTrustRoot::Impl {
 
 namespace sigstore_detail {
 
-/// An RFC 3161 TimeStampResp (DER) over `message` (the bundle's signature bytes), as sigstore-python
-/// (rfc3161-client) checks it against one timestamp authority: granted, version 1, the message
-/// imprint, signed by the authority's first certificate, which chains to its last at the token's
-/// time, inside the authority's validFor. The token's time, or nullopt when any of it fails.
+/// A failed check (Signature) and an unreadable bundle (InvalidMetadata), one line each.
+inline Error failed(const std::string& what) { return Error(ErrorCode::Signature, what); }
+inline Error invalid(const std::string& what) { return Error(ErrorCode::InvalidMetadata, "signature bundle: " + what); }
+
+/// sha256 of [prefix byte] a b: RFC 6962 leaf (0) and node (1) hashes, or a plain digest.
+Bytes sha256_of(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b = {}, int prefix = -1);
+
+/// A bundle's one transparency-log entry (Rekor v1 JSON, proto3 names).
+struct LogEntry {
+  std::int64_t log_index = 0;
+  Bytes log_id;
+  std::string kind, version;
+  std::optional<std::int64_t> integrated_time;
+  Bytes signed_entry_timestamp;  // empty: no inclusion promise
+  std::int64_t proof_index = 0, tree_size = 0;
+  Bytes root_hash;
+  std::vector<Bytes> proof_hashes;
+  std::string checkpoint;
+  Bytes body;  // canonicalizedBody, decoded
+};
+
+/// What verification reads from a keyless bundle.
+struct KeylessBundle {
+  CertRef leaf;
+  LogEntry entry;
+  std::vector<Bytes> timestamps;  // RFC 3161 TimeStampResp DER
+  Bytes message_digest;           // empty when absent
+  std::string digest_algorithm;
+  Bytes signature;
+};
+
+/// Parses a v0.2 / v0.3 message-signature bundle with a certificate (sigstore_bundle.cpp).
+Expected<KeylessBundle> parse_bundle(std::string_view text);
+
+/// The trusted Rekor key whose key id is `id`, or null.
+const LogKey* rekor_key(const SigstoreTrustRoot::Impl& root, const Bytes& id);
+/// Steps 4–5: the inclusion proof, the signed checkpoint, and the SET where there is one.
+Status verify_log_entry(const LogEntry& entry, const LogKey& key);
+/// Step 8: the hashedrekord 0.0.1 entry records this signature, certificate and digest.
+Status verify_log_body(const KeylessBundle& bundle, const Bytes& artifact_digest);
+
 /// True when `der` decodes as one TimeStampResp.
 bool is_rfc3161_response(std::span<const std::uint8_t> der);
 
+/// An RFC 3161 TimeStampResp (DER) over `message` (the bundle's signature bytes), as sigstore-python
+/// (rfc3161-client) checks it against one timestamp authority: granted, version 1, the message
+/// imprint, signed by the authority's first certificate, whose chain (every certificate of the
+/// authority in the store) holds at the token's time, inside the authority's validFor. The token's
+/// time, or nullopt when any of it fails.
 std::optional<std::int64_t> verify_rfc3161(std::span<const std::uint8_t> token, std::span<const std::uint8_t> message,
                                            const SigstoreTrustRoot::Impl::Authority& tsa);
 

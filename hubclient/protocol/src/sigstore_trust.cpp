@@ -31,6 +31,15 @@ CertRef certificate_from_der(std::span<const std::uint8_t> der) {
   return CertRef(cert, X509_free);
 }
 
+Bytes sha256_of(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b, int prefix) {
+  Hasher h(HashAlgorithm::Sha256);
+  const std::byte p{static_cast<unsigned char>(prefix)};
+  if (prefix >= 0) h.update(std::span<const std::byte>(&p, 1));
+  h.update(std::as_bytes(a));
+  h.update(std::as_bytes(b));
+  return h.finish();
+}
+
 Bytes key_id_of(EVP_PKEY* key) {
   unsigned char* der = nullptr;
   const int len = i2d_PUBKEY(key, &der);

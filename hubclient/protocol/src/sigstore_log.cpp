@@ -1,0 +1,158 @@
+// The transparency-log entry of a keyless bundle: RFC 6962 inclusion, the signed checkpoint, the
+// signed entry timestamp, and the entry's body against the bundle.
+#include <openssl/pem.h>
+
+#include <algorithm>
+#include <bit>
+
+#include <nlohmann/json.hpp>
+
+#include "khub/base/hash.h"
+#include "sigstore_internal.h"
+
+namespace khub::protocol::sigstore_detail {
+namespace {
+
+using Json = nlohmann::json;
+
+// RFC 6962 inclusion: the leaf's path up to the root, inner part then right border.
+Status verify_inclusion(const LogEntry& e) {
+  if (e.proof_index < 0 || e.tree_size <= 0 || e.proof_index >= e.tree_size) {
+    return failed("inclusion proof index " + std::to_string(e.proof_index) + " is outside its tree of " +
+                  std::to_string(e.tree_size));
+  }
+  const auto index = static_cast<std::uint64_t>(e.proof_index);
+  const auto last = static_cast<std::uint64_t>(e.tree_size - 1);
+  const int inner = std::bit_width(index ^ last);
+  const int border = std::popcount(index >> inner);
+  if (e.proof_hashes.size() != static_cast<size_t>(inner + border)) {
+    return failed("inclusion proof has " + std::to_string(e.proof_hashes.size()) + " hashes, expected " +
+                  std::to_string(inner + border));
+  }
+  Bytes h = sha256_of(e.body, {}, 0);
+  for (int i = 0; i < inner; ++i) {
+    h = ((index >> i) & 1) == 0 ? sha256_of(h, e.proof_hashes[i], 1) : sha256_of(e.proof_hashes[i], h, 1);
+  }
+  for (size_t i = static_cast<size_t>(inner); i < e.proof_hashes.size(); ++i) h = sha256_of(e.proof_hashes[i], h, 1);
+  if (h != e.root_hash) return failed("inclusion proof does not lead to its root hash");
+  return {};
+}
+
+
+// The signed checkpoint (a signed note): its first signature whose 4-byte hint is the log's key
+// id must verify over the note text, and the note's root hash must be the proof's.
+Status verify_checkpoint(const LogEntry& e, const LogKey& key) {
+  const std::string& text = e.checkpoint;
+  const size_t split = text.find("\n\n");
+  if (split == std::string::npos || text.find("\n\n", split + 1) != std::string::npos) {
+    return failed("checkpoint must hold one blank line between note and signatures");
+  }
+  const std::string note = text.substr(0, split + 1);
+  std::string_view sigs = std::string_view(text).substr(split + 2);
+  if (sigs.empty() || sigs.back() != '\n') return failed("checkpoint signatures must end with a newline");
+  constexpr std::string_view kDash = "\xE2\x80\x94 ";  // U+2014 EM DASH, then a space
+  bool verified = false;
+  while (!sigs.empty()) {
+    const size_t eol = sigs.find('\n');
+    std::string_view line = sigs.substr(0, eol);
+    sigs.remove_prefix(eol + 1);
+    if (line.substr(0, kDash.size()) != kDash) continue;
+    line.remove_prefix(kDash.size());
+    const size_t space = line.find(' ');
+    if (space == std::string_view::npos || space == 0) continue;
+    auto raw = base64_decode(line.substr(space + 1));
+    if (!raw || raw->size() < 5) return failed("checkpoint signature is malformed");
+    if (!std::equal(raw->begin(), raw->begin() + 4, key.key_id.begin())) continue;
+    if (!verify_signature(key.key.get(), {reinterpret_cast<const std::uint8_t*>(note.data()), note.size()},
+                          {raw->data() + 4, raw->size() - 4})) {
+      return failed("checkpoint signature does not verify with the log's key");
+    }
+    verified = true;
+    break;
+  }
+  if (!verified) return failed("checkpoint has no signature by the entry's log");
+  // Note lines: origin, tree size, base64 root hash, then optional extra lines.
+  std::vector<std::string_view> lines;
+  std::string_view rest = note;
+  while (!rest.empty()) {
+    const size_t eol = rest.find('\n');
+    lines.push_back(rest.substr(0, eol));
+    rest.remove_prefix(eol == std::string_view::npos ? rest.size() : eol + 1);
+  }
+  if (lines.size() < 3 || lines[0].empty()) return failed("checkpoint note is malformed");
+  auto root_hash = base64_decode(lines[2]);
+  if (!root_hash || *root_hash != e.root_hash) return failed("checkpoint's root hash is not the inclusion proof's");
+  return {};
+}
+
+// The signed entry timestamp signs RFC 8785 JSON of these four keys (sorted; Base64 and hex need
+// no escaping).
+Status verify_set(const LogEntry& e, const LogKey& key) {
+  const std::string payload = "{\"body\":\"" + base64_encode(e.body) + "\",\"integratedTime\":" +
+                              std::to_string(*e.integrated_time) + ",\"logID\":\"" + to_hex(e.log_id) +
+                              "\",\"logIndex\":" + std::to_string(e.log_index) + "}";
+  if (!verify_signature(key.key.get(), {reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()},
+                        e.signed_entry_timestamp)) {
+    return failed("log entry's signed entry timestamp does not verify");
+  }
+  return {};
+}
+
+std::optional<Bytes> pem_to_der(std::string_view pem) {
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), BIO_free);
+  std::unique_ptr<X509, decltype(&X509_free)> cert(bio ? PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr) : nullptr,
+                                                   X509_free);
+  if (!cert) return std::nullopt;
+  unsigned char* der = nullptr;
+  const int len = i2d_X509(cert.get(), &der);
+  if (len <= 0) return std::nullopt;
+  Bytes out(der, der + len);
+  OPENSSL_free(der);
+  return out;
+}
+
+}  // namespace
+
+const LogKey* rekor_key(const SigstoreTrustRoot::Impl& root, const Bytes& id) {
+  for (const auto& k : root.tlogs) {
+    if (k.key_id == id) return &k;
+  }
+  return nullptr;
+}
+
+Status verify_log_entry(const LogEntry& e, const LogKey& key) {
+  KHUB_CHECK(verify_inclusion(e));
+  KHUB_CHECK(verify_checkpoint(e, key));
+  if (e.integrated_time && !e.signed_entry_timestamp.empty()) KHUB_CHECK(verify_set(e, key));
+  return {};
+}
+
+// Step 8: the hashedrekord 0.0.1 entry records this signature, certificate and digest.
+Status verify_log_body(const KeylessBundle& b, const Bytes& artifact_digest) {
+  const Json body = Json::parse(b.entry.body.begin(), b.entry.body.end(), nullptr, false);
+  const std::string mismatch = "transparency log entry is inconsistent with the bundle";
+  if (!body.is_object() || body.value("kind", "") != "hashedrekord" || body.value("apiVersion", "") != "0.0.1") {
+    return failed(mismatch + " (not a hashedrekord 0.0.1 entry)");
+  }
+  const Json spec = body.value("spec", Json::object());
+  const Json hash = spec.value("data", Json::object()).value("hash", Json::object());
+  if (hash.value("algorithm", "") != "sha256" || hash.value("value", "") != to_hex(artifact_digest)) {
+    return failed(mismatch + " (digest)");
+  }
+  const Json sig = spec.value("signature", Json::object());
+  auto content = base64_decode(sig.value("content", ""));
+  if (!content || *content != b.signature) return failed(mismatch + " (signature)");
+  auto pem = base64_decode(sig.value("publicKey", Json::object()).value("content", ""));
+  unsigned char* leaf_der = nullptr;
+  const int leaf_len = i2d_X509(b.leaf.get(), &leaf_der);
+  const Bytes leaf(leaf_der, leaf_der + std::max(leaf_len, 0));
+  OPENSSL_free(leaf_der);
+  auto der = pem ? pem_to_der({reinterpret_cast<const char*>(pem->data()), pem->size()}) : std::nullopt;
+  if (!der || *der != leaf) return failed(mismatch + " (certificate)");
+  return {};
+}
+
+// Step 0 (sigstore-python's _establish_time): at most 32 distinct timestamps, each verified against
+// the trusted root's timestamp authorities, plus the log's integrated time where a SET signs it.
+
+}  // namespace khub::protocol::sigstore_detail
