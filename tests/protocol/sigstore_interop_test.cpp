@@ -132,6 +132,18 @@ TEST_F(SigstoreOracle, VariantCheckUsesTheKeylessPath) {
   EXPECT_EQ(verify_variant_signature(dir_ / "good", t).outcome, SignatureOutcome::SignatureVerificationFailure);
 }
 
+// khub's default identities are kernels' DEFAULT_POLICIES, workflow for workflow.
+TEST(SigstoreIdentities, DefaultsAreKernelsDefaultPolicies) {
+  auto r = khub::testing::run_python(
+      "import json\nfrom kernels.verify import DEFAULT_POLICIES\n"
+      "print(json.dumps([[p.repo_id, p.signer_uris] for p in DEFAULT_POLICIES]))\n");
+  ASSERT_EQ(r.status, 0) << "kernels.verify not importable from KHUB_PYTHON";
+  nlohmann::json expected = nlohmann::json::parse(r.output);
+  nlohmann::json ours = nlohmann::json::array();
+  for (const auto& id : kernels_community_identities()) ours.push_back({id.repository, id.signer_uris});
+  EXPECT_EQ(ours, expected);
+}
+
 TEST(SigstoreTrustRoot, ParsesTheShippedRootAndRefusesBadOnes) {
   // production() aborts on a shipped file it cannot parse: reaching the next line is the check.
   (void)SigstoreTrustRoot::production();
