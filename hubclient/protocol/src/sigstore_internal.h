@@ -41,6 +41,10 @@ CertRef certificate_from_der(std::span<const std::uint8_t> der);
 Bytes key_id_of(EVP_PKEY* key);
 /// ECDSA (SHA-256) or Ed25519 over `message`.
 bool verify_signature(EVP_PKEY* key, std::span<const std::uint8_t> message, std::span<const std::uint8_t> signature);
+/// sigstore-python's keyring: the key whose id is `key_id` or, when none is, every key (the id is
+/// an unauthenticated hint); keys whose validity has not started yet are left out.
+bool keyring_verify(const std::vector<LogKey>& keys, std::span<const std::uint8_t> key_id,
+                    std::span<const std::uint8_t> message, std::span<const std::uint8_t> signature);
 /// RFC 3339 ("2022-04-13T20:06:15.000Z"); nullopt when malformed.
 std::optional<std::int64_t> parse_rfc3339(std::string_view text);
 
@@ -96,10 +100,9 @@ struct KeylessBundle {
 /// Parses a v0.2 / v0.3 message-signature bundle with a certificate (sigstore_bundle.cpp).
 Expected<KeylessBundle> parse_bundle(std::string_view text);
 
-/// The trusted Rekor key whose key id is `id`, or null.
-const LogKey* rekor_key(const SigstoreTrustRoot::Impl& root, const Bytes& id);
-/// Steps 4–5: the inclusion proof, the signed checkpoint, and the SET where there is one.
-Status verify_log_entry(const LogEntry& entry, const LogKey& key);
+/// Steps 4–5: the inclusion proof, the signed checkpoint, and the SET where there is one, against
+/// the trusted Rekor keys.
+Status verify_log_entry(const LogEntry& entry, const std::vector<LogKey>& rekor_keys);
 /// Step 8: the hashedrekord 0.0.1 entry records this signature, certificate and digest.
 Status verify_log_body(const KeylessBundle& bundle, const Bytes& artifact_digest);
 

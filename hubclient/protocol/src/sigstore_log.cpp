@@ -39,9 +39,9 @@ Status verify_inclusion(const LogEntry& e) {
 }
 
 
-// The signed checkpoint (a signed note): its first signature whose 4-byte hint is the log's key
+// The signed checkpoint (a signed note): its first signature whose 4-byte hint is the entry's log
 // id must verify over the note text, and the note's root hash must be the proof's.
-Status verify_checkpoint(const LogEntry& e, const LogKey& key) {
+Status verify_checkpoint(const LogEntry& e, const std::vector<LogKey>& keys) {
   const std::string& text = e.checkpoint;
   const size_t split = text.find("\n\n");
   if (split == std::string::npos || text.find("\n\n", split + 1) != std::string::npos) {
@@ -62,10 +62,10 @@ Status verify_checkpoint(const LogEntry& e, const LogKey& key) {
     if (space == std::string_view::npos || space == 0) continue;
     auto raw = base64_decode(line.substr(space + 1));
     if (!raw || raw->size() < 5) return failed("checkpoint signature is malformed");
-    if (!std::equal(raw->begin(), raw->begin() + 4, key.key_id.begin())) continue;
-    if (!verify_signature(key.key.get(), {reinterpret_cast<const std::uint8_t*>(note.data()), note.size()},
-                          {raw->data() + 4, raw->size() - 4})) {
-      return failed("checkpoint signature does not verify with the log's key");
+    if (e.log_id.size() < 4 || !std::equal(raw->begin(), raw->begin() + 4, e.log_id.begin())) continue;
+    if (!keyring_verify(keys, e.log_id, {reinterpret_cast<const std::uint8_t*>(note.data()), note.size()},
+                        {raw->data() + 4, raw->size() - 4})) {
+      return failed("checkpoint signature does not verify with a trusted Rekor key");
     }
     verified = true;
     break;
@@ -87,12 +87,12 @@ Status verify_checkpoint(const LogEntry& e, const LogKey& key) {
 
 // The signed entry timestamp signs RFC 8785 JSON of these four keys (sorted; Base64 and hex need
 // no escaping).
-Status verify_set(const LogEntry& e, const LogKey& key) {
+Status verify_set(const LogEntry& e, const std::vector<LogKey>& keys) {
   const std::string payload = "{\"body\":\"" + base64_encode(e.body) + "\",\"integratedTime\":" +
                               std::to_string(*e.integrated_time) + ",\"logID\":\"" + to_hex(e.log_id) +
                               "\",\"logIndex\":" + std::to_string(e.log_index) + "}";
-  if (!verify_signature(key.key.get(), {reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()},
-                        e.signed_entry_timestamp)) {
+  if (!keyring_verify(keys, e.log_id, {reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size()},
+                      e.signed_entry_timestamp)) {
     return failed("log entry's signed entry timestamp does not verify");
   }
   return {};
@@ -113,17 +113,10 @@ std::optional<Bytes> pem_to_der(std::string_view pem) {
 
 }  // namespace
 
-const LogKey* rekor_key(const SigstoreTrustRoot::Impl& root, const Bytes& id) {
-  for (const auto& k : root.tlogs) {
-    if (k.key_id == id) return &k;
-  }
-  return nullptr;
-}
-
-Status verify_log_entry(const LogEntry& e, const LogKey& key) {
+Status verify_log_entry(const LogEntry& e, const std::vector<LogKey>& keys) {
   KHUB_CHECK(verify_inclusion(e));
-  KHUB_CHECK(verify_checkpoint(e, key));
-  if (e.integrated_time && !e.signed_entry_timestamp.empty()) KHUB_CHECK(verify_set(e, key));
+  KHUB_CHECK(verify_checkpoint(e, keys));
+  if (e.integrated_time && !e.signed_entry_timestamp.empty()) KHUB_CHECK(verify_set(e, keys));
   return {};
 }
 

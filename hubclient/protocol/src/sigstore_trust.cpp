@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -55,6 +56,18 @@ bool verify_signature(EVP_PKEY* key, std::span<const std::uint8_t> message, std:
   const EVP_MD* md = EVP_PKEY_get_base_id(key) == EVP_PKEY_ED25519 ? nullptr : EVP_sha256();
   if (!ctx || EVP_DigestVerifyInit(ctx.get(), nullptr, md, nullptr, key) != 1) return false;
   return EVP_DigestVerify(ctx.get(), signature.data(), signature.size(), message.data(), message.size()) == 1;
+}
+
+bool keyring_verify(const std::vector<LogKey>& keys, std::span<const std::uint8_t> key_id,
+                    std::span<const std::uint8_t> message, std::span<const std::uint8_t> signature) {
+  const auto now = static_cast<std::int64_t>(std::time(nullptr));
+  const auto usable = [&](const LogKey& k) { return k.valid.start <= now; };
+  const auto named = [&](const LogKey& k) { return usable(k) && std::ranges::equal(k.key_id, key_id); };
+  const bool any_named = std::ranges::any_of(keys, named);
+  for (const auto& k : keys) {
+    if ((any_named ? named(k) : usable(k)) && verify_signature(k.key.get(), message, signature)) return true;
+  }
+  return false;
 }
 
 std::optional<std::int64_t> parse_rfc3339(std::string_view text) {

@@ -108,12 +108,8 @@ Status verify_sct(X509* leaf, X509* issuer, const SigstoreTrustRoot::Impl& root)
   const size_t log_id_len = SCT_get0_log_id(sct, &log_id);
   unsigned char* sig = nullptr;
   const size_t sig_len = SCT_get0_signature(sct, &sig);
-  for (const auto& log : root.ctlogs) {
-    if (log.key_id.size() != log_id_len || !std::equal(log.key_id.begin(), log.key_id.end(), log_id)) continue;
-    if (verify_signature(log.key.get(), signed_data, {sig, sig_len})) return {};
-    return failed("SCT signature does not verify with its CT log's key");
-  }
-  return failed("SCT is from a CT log the trusted root does not list");
+  if (keyring_verify(root.ctlogs, {log_id, log_id_len}, signed_data, {sig, sig_len})) return {};
+  return failed("SCT signature does not verify with a trusted CT log key");
 }
 
 // Step 3: the Sigstore X.509 profile and kernels' identity policy.
@@ -190,9 +186,7 @@ Status verify_keyless_bundle(std::string_view artifact, std::string_view bundle_
   KHUB_CHECK(verify_sct(b.leaf.get(), issuer.get(), root));
   KHUB_CHECK(verify_identity(b.leaf.get(), identities));
   // 4–5: the log entry.
-  const LogKey* key = rekor_key(root, e.log_id);
-  if (!key) return failed("log entry is from a transparency log the trusted root does not list");
-  KHUB_CHECK(verify_log_entry(e, *key));
+  KHUB_CHECK(verify_log_entry(e, root.tlogs));
   // 6: signed while the certificate was valid.
   for (const std::int64_t t : times) {
     time_t when = static_cast<time_t>(t);
