@@ -5,8 +5,8 @@ Usage: python sigstore_fixture.py OUT_DIR
        python sigstore_fixture.py --sign [--workflow URI] ROOT_DIR METADATA_JSON [METADATA_JSON ...]
 
 Builds a private "Sigstore instance" (Fulcio-like CA chain, CT log key, Rekor v1
-log key) with real cryptography, signs a kernel metadata.json the way
-`sigstore sign` + Rekor v1 would, and writes:
+log key, Ed25519 Rekor v2 log key) with real cryptography, signs a kernel
+metadata.json the way `sigstore sign` + Rekor v1 (or v2) would, and writes:
 
   OUT_DIR/trusted_root.json            TrustedRoot for the synthetic instance (with a TSA)
   OUT_DIR/trusted_root_no_tsa.json     the same root with no timestampAuthorities
@@ -18,6 +18,9 @@ log key) with real cryptography, signs a kernel metadata.json the way
 
 The tsa_* cases add RFC 3161 timestamps from a synthetic Timestamp Authority
 (TimeStampResp DER built here, so genTime is under our control).
+
+The v2_* cases log a hashedrekord 0.0.2 entry in a Rekor v2 (tiles) log instead:
+no integratedTime and no SET, so their only verified time is a TSA timestamp.
 
 The "oracle" verdict of every case comes from actually running sigstore-python's
 Verifier with kernels' GitHubWorkflowPolicy, so a C++ verifier can be checked
@@ -48,7 +51,7 @@ from pathlib import Path
 from cryptography import x509
 from cryptography.hazmat.backends.openssl import backend as _ossl
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID, ObjectIdentifier
 
 # ---------------------------------------------------------------------------
@@ -88,6 +91,15 @@ REKOR_NOTE_NAME = "rekor.khub-synthetic.example"
 SHARD_BASE_INDEX = 180_000_000
 TREE_SIZE = 14  # proof for index 9 of 14 has both "inner" and "border" hashes
 LEAF_INDEX_IN_SHARD = 9
+
+# Rekor v2: a separate shard with its own Ed25519 key. Its checkpoint origin is
+# the schema-less URL (C2SP tlog-tiles) and doubles as the note key name.
+REKOR_V2_URL = "https://rekor-v2.khub-synthetic.example"
+REKOR_V2_ORIGIN = "rekor-v2.khub-synthetic.example"
+# v2 logIndex is the index inside the shard (no global counter), so the entry's
+# logIndex equals inclusionProof.logIndex. Proof for 6 of 11: inner + border hashes.
+V2_TREE_SIZE = 11
+V2_LEAF_INDEX = 6
 
 # Fulcio OIDC extension OIDs (see sigstore.verify.policy).
 OID_ISSUER_V1 = ObjectIdentifier("1.3.6.1.4.1.57264.1.1")

@@ -111,6 +111,62 @@ std::optional<Bytes> pem_to_der(std::string_view pem) {
   return out;
 }
 
+Bytes leaf_der(X509* leaf) {
+  unsigned char* der = nullptr;
+  const int len = i2d_X509(leaf, &der);
+  Bytes out(der, der + std::max(len, 0));
+  OPENSSL_free(der);
+  return out;
+}
+
+std::optional<Bytes> b64_value(const Json& obj, const char* key) {
+  auto bytes = base64_decode(obj.value(key, ""));
+  if (!bytes) return std::nullopt;
+  return std::move(bytes).value();
+}
+
+// The protobuf-specs name of the signing key's kind, as Rekor v2 records it.
+std::string key_details(X509* leaf) {
+  std::shared_ptr<EVP_PKEY> key(X509_get_pubkey(leaf), EVP_PKEY_free);
+  if (!key) return "";
+  if (EVP_PKEY_get_base_id(key.get()) == EVP_PKEY_ED25519) return "PKIX_ED25519";
+  if (EVP_PKEY_get_base_id(key.get()) != EVP_PKEY_EC) return "";
+  switch (EVP_PKEY_get_bits(key.get())) {
+    case 256: return "PKIX_ECDSA_P256_SHA_256";
+    case 384: return "PKIX_ECDSA_P384_SHA_384";
+    case 521: return "PKIX_ECDSA_P521_SHA_512";
+  }
+  return "";
+}
+
+// Rekor v1: spec.data.hash {sha256, hex}, spec.signature {content, publicKey.content = base64 PEM}.
+std::string body_v001_mismatch(const Json& spec, const KeylessBundle& b, const Bytes& digest) {
+  const Json hash = spec.value("data", Json::object()).value("hash", Json::object());
+  if (hash.value("algorithm", "") != "sha256" || hash.value("value", "") != to_hex(digest)) return "digest";
+  const Json sig = spec.value("signature", Json::object());
+  if (b64_value(sig, "content") != b.signature) return "signature";
+  auto pem = b64_value(sig.value("publicKey", Json::object()), "content");
+  auto der = pem ? pem_to_der({reinterpret_cast<const char*>(pem->data()), pem->size()}) : std::nullopt;
+  if (!der || *der != leaf_der(b.leaf.get())) return "certificate";
+  return "";
+}
+
+// Rekor v2: spec.hashedRekordV002 {data {SHA2_256, base64 digest}, signature {content, verifier
+// {x509Certificate.rawBytes, keyDetails}}}.
+std::string body_v002_mismatch(const Json& spec, const KeylessBundle& b, const Bytes& digest) {
+  const Json entry = spec.value("hashedRekordV002", Json::object());
+  const Json data = entry.value("data", Json::object());
+  if (data.value("algorithm", "") != "SHA2_256" || b64_value(data, "digest") != digest) return "digest";
+  const Json sig = entry.value("signature", Json::object());
+  if (b64_value(sig, "content") != b.signature) return "signature";
+  const Json verifier = sig.value("verifier", Json::object());
+  if (b64_value(verifier.value("x509Certificate", Json::object()), "rawBytes") != leaf_der(b.leaf.get())) {
+    return "certificate";
+  }
+  if (verifier.value("keyDetails", "") != key_details(b.leaf.get())) return "key details";
+  return "";
+}
+
 }  // namespace
 
 Status verify_log_entry(const LogEntry& e, const std::vector<LogKey>& keys) {
@@ -120,32 +176,19 @@ Status verify_log_entry(const LogEntry& e, const std::vector<LogKey>& keys) {
   return {};
 }
 
-// Step 8: the hashedrekord 0.0.1 entry records this signature, certificate and digest.
+// Step 8: the hashedrekord entry (0.0.1 or 0.0.2, as the entry's kindVersion says) records this
+// signature, certificate and digest.
 Status verify_log_body(const KeylessBundle& b, const Bytes& artifact_digest) {
   const Json body = Json::parse(b.entry.body.begin(), b.entry.body.end(), nullptr, false);
   const std::string mismatch = "transparency log entry is inconsistent with the bundle";
-  if (!body.is_object() || body.value("kind", "") != "hashedrekord" || body.value("apiVersion", "") != "0.0.1") {
-    return failed(mismatch + " (not a hashedrekord 0.0.1 entry)");
+  if (!body.is_object() || body.value("kind", "") != b.entry.kind || body.value("apiVersion", "") != b.entry.version) {
+    return failed(mismatch + " (kind or version)");
   }
   const Json spec = body.value("spec", Json::object());
-  const Json hash = spec.value("data", Json::object()).value("hash", Json::object());
-  if (hash.value("algorithm", "") != "sha256" || hash.value("value", "") != to_hex(artifact_digest)) {
-    return failed(mismatch + " (digest)");
-  }
-  const Json sig = spec.value("signature", Json::object());
-  auto content = base64_decode(sig.value("content", ""));
-  if (!content || *content != b.signature) return failed(mismatch + " (signature)");
-  auto pem = base64_decode(sig.value("publicKey", Json::object()).value("content", ""));
-  unsigned char* leaf_der = nullptr;
-  const int leaf_len = i2d_X509(b.leaf.get(), &leaf_der);
-  const Bytes leaf(leaf_der, leaf_der + std::max(leaf_len, 0));
-  OPENSSL_free(leaf_der);
-  auto der = pem ? pem_to_der({reinterpret_cast<const char*>(pem->data()), pem->size()}) : std::nullopt;
-  if (!der || *der != leaf) return failed(mismatch + " (certificate)");
+  const std::string what = b.entry.version == "0.0.2" ? body_v002_mismatch(spec, b, artifact_digest)
+                                                      : body_v001_mismatch(spec, b, artifact_digest);
+  if (!what.empty()) return failed(mismatch + " (" + what + ")");
   return {};
 }
-
-// Step 0 (sigstore-python's _establish_time): at most 32 distinct timestamps, each verified against
-// the trusted root's timestamp authorities, plus the log's integrated time where a SET signs it.
 
 }  // namespace khub::protocol::sigstore_detail

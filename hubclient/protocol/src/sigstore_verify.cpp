@@ -172,9 +172,6 @@ Status verify_keyless_bundle(std::string_view artifact, std::string_view bundle_
   KHUB_TRY(auto b, parse_bundle(bundle_json));
   const auto& root = trust.impl();
   const LogEntry& e = b.entry;
-  if (e.version != "0.0.1") {
-    return failed("Rekor v2 log entries (" + e.kind + " " + e.version + ") are not supported yet; khub reads Rekor v1's");
-  }
   // 0: the signed times: every RFC 3161 timestamp that verifies (one that does not is dropped, as
   // sigstore-python drops it), and Rekor v1's integrated time when a SET vouches for it.
   KHUB_TRY(std::vector<std::int64_t> times, signed_times(b, root));

@@ -1,13 +1,13 @@
 #pragma once
-// Keyless Sigstore verification of `metadata.json.sigstore`: a Fulcio certificate and a Rekor v1
-// log entry, checked the way `kernels verify-signature` checks them through sigstore-python
+// Keyless Sigstore verification of `metadata.json.sigstore`: a Fulcio certificate and a Rekor log
+// entry (v1 or v2), checked the way `kernels verify-signature` checks them through sigstore-python
 // (its `Verifier.verify_artifact` steps 0–8, under kernels' GitHub-workflow identity policy):
 // the signed times (Rekor's SET-backed integrated time, RFC 3161 timestamps that verify), the
 // certificate chains to a Fulcio CA of the trusted root at each of them, its embedded
 // SCT is signed by a trusted CT log, it is a code-signing certificate of an allowed workflow, the
 // log entry's inclusion proof, signed checkpoint and signed entry timestamp verify against a
 // trusted Rekor key, the signature covers the artifact, and the log entry records exactly that
-// signature, certificate and digest. Rekor v2 (hashedrekord 0.0.2) and DSSE bundles are refused.
+// signature, certificate and digest. DSSE bundles are refused (metadata.json is a message).
 #include <cstdint>
 #include <filesystem>
 #include <memory>
