@@ -171,7 +171,7 @@ def ecdsa_sign(key: ec.EllipticCurvePrivateKey, data: bytes, h: hashes.HashAlgor
     return key.sign(data, algo)
 
 
-def spki_der(key: ec.EllipticCurvePublicKey) -> bytes:
+def spki_der(key: ec.EllipticCurvePublicKey | ed25519.Ed25519PublicKey) -> bytes:
     return key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
 
 
@@ -481,6 +481,59 @@ def signed_checkpoint(rekor_key: ec.EllipticCurvePrivateKey, size: int, root: by
 
 
 # ---------------------------------------------------------------------------
+# Rekor v2: hashedrekord 0.0.2 body and an Ed25519 C2SP checkpoint.
+# ---------------------------------------------------------------------------
+
+# The Fulcio leaf is P-256; this is what sigstore-python's _get_key_details maps it to.
+LEAF_KEY_DETAILS = "PKIX_ECDSA_P256_SHA_256"
+
+
+def derive_ed25519(label: str) -> ed25519.Ed25519PrivateKey:
+    """Deterministic Ed25519 key: the 32-byte seed is the private key."""
+    seed = hashlib.sha256(b"khub-sigstore-fixture/" + label.encode()).digest()
+    return ed25519.Ed25519PrivateKey.from_private_bytes(seed)
+
+
+def v2_log_id(key: ed25519.Ed25519PublicKey) -> bytes:
+    """C2SP signed-note key ID, sha256(name || 0x0A || 0x01 (Ed25519) || raw key): the
+    Rekor v2 spec's log ID. Its first 4 bytes are the checkpoint's key hint, which is
+    what sigstore-python compares with logId.keyId[:4]. It is not sha256(SPKI), so the
+    keyring lookup misses and sigstore-python falls back to trying every tlog key."""
+    raw = key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return hashlib.sha256(REKOR_V2_ORIGIN.encode() + b"\n\x01" + raw).digest()
+
+
+def hashedrekord_v2_body(cert: x509.Certificate, signature: bytes, digest: bytes,
+                         key_details: str = LEAF_KEY_DETAILS) -> bytes:
+    """hashedrekord 0.0.2 entry: protojson field names, bytes as standard base64
+    (raw digest, not hex; DER certificate, not PEM), canonicalized (RFC 8785)."""
+    return canonical_json({
+        "apiVersion": "0.0.2",
+        "kind": "hashedrekord",
+        "spec": {"hashedRekordV002": {
+            "data": {"algorithm": "SHA2_256", "digest": b64(digest)},
+            "signature": {
+                "content": b64(signature),
+                "verifier": {
+                    "keyDetails": key_details,
+                    "x509Certificate": {"rawBytes": b64(cert.public_bytes(serialization.Encoding.DER))},
+                },
+            },
+        }},
+    })
+
+
+def signed_checkpoint_v2(key: ed25519.Ed25519PrivateKey, size: int, root: bytes, corrupt: bool) -> str:
+    """C2SP checkpoint: origin, size, root; signed by '— <origin> base64(keyid[4] || sig)'."""
+    note = f"{REKOR_V2_ORIGIN}\n{size}\n{b64(root)}\n"
+    sig = bytearray(key.sign(note.encode()))  # pure Ed25519 over the note text
+    if corrupt:
+        sig[0] ^= 0x01  # still 64 bytes: only the signature check can catch it
+    hint = v2_log_id(key.public_key())[:4]
+    return note + "\n" + f"\u2014 {REKOR_V2_ORIGIN} {b64(hint + bytes(sig))}\n"
+
+
+# ---------------------------------------------------------------------------
 # RFC 3161 Timestamp Authority. `openssl ts -reply` always stamps the current
 # time, so TimeStampResp is assembled here: genTime must be chosen per case.
 # ---------------------------------------------------------------------------
@@ -641,6 +694,8 @@ class CaseSpec:
     checkpoint_other_root: bool = False  # checkpoint validly signed, but for another tree
     body_for_other_artifact: bool = False  # log entry records a different signature/digest
     integrated_after_expiry: bool = False
+    rekor_v2: bool = False  # hashedrekord 0.0.2 in the Rekor v2 log instead of v1
+    body_key_details: str = LEAF_KEY_DETAILS  # v2 body's verifier.keyDetails
     tsa: str = ""  # "" (no timestamps) or a tsa_timestamps kind
     root: str = DEFAULT_ROOT  # trusted root file (in OUT_DIR) the oracle verifies with
     # Global Rekor index; --sign gives each signed file its own, like a real log.
@@ -684,6 +739,14 @@ CASES = [
     CaseSpec("tsa_too_many", tsa="too_many"),
     # A signed timestamp with no TSA in the trusted root is fatal, valid or not.
     CaseSpec("tsa_no_authority", tsa="good", root=NO_TSA_ROOT),
+    # Rekor v2: no SET/integratedTime, so the TSA timestamp is the only verified time.
+    CaseSpec("v2_good", rekor_v2=True, tsa="good", expect="ok"),
+    # sigstore-python rejects this one while loading the bundle (no promise, no timestamp).
+    CaseSpec("v2_no_timestamp", rekor_v2=True),
+    CaseSpec("v2_bad_checkpoint", rekor_v2=True, tsa="good", corrupt_checkpoint_sig=True),
+    CaseSpec("v2_body_mismatch", rekor_v2=True, tsa="good", body_for_other_artifact=True),
+    # Digest, signature and certificate all right; only the claimed algorithm differs.
+    CaseSpec("v2_wrong_key_details", rekor_v2=True, tsa="good", body_key_details="PKIX_ECDSA_P384_SHA_384"),
 ]
 
 
@@ -706,16 +769,14 @@ class Instance:
     rogue: CA
     ct_key: ec.EllipticCurvePrivateKey
     rekor_key: ec.EllipticCurvePrivateKey
+    rekor_v2_key: ed25519.Ed25519PrivateKey
     tsa: TSA
 
 
-def build_bundle(case: CaseSpec, inst: Instance, artifact: bytes) -> dict:
-    ca = inst.rogue if case.rogue_ca else inst.ca
-    cert, leaf_key = make_leaf(case.leaf, ca, inst.ct_key)
-
-    digest = hashlib.sha256(artifact).digest()
-    signature = ecdsa_sign(leaf_key, artifact)
-
+def v1_log_entry(case: CaseSpec, inst: Instance, cert: x509.Certificate,
+                 leaf_key: ec.EllipticCurvePrivateKey, artifact: bytes, signature: bytes,
+                 digest: bytes) -> dict:
+    """hashedrekord 0.0.1 entry in the Rekor v1 log, with SET and checkpoint."""
     if case.body_for_other_artifact:
         # Same signer, genuinely logged, but for a different artifact.
         other = artifact + b" "
@@ -756,27 +817,70 @@ def build_bundle(case: CaseSpec, inst: Instance, artifact: bytes) -> dict:
     if case.corrupt_set:
         set_sig[-1] ^= 0x01
 
+    return {
+        "logIndex": str(log_index),
+        "logId": {"keyId": b64(log_id)},
+        "kindVersion": {"kind": "hashedrekord", "version": "0.0.1"},
+        "integratedTime": str(integrated),
+        "inclusionPromise": {"signedEntryTimestamp": b64(bytes(set_sig))},
+        "inclusionProof": {
+            "logIndex": str(LEAF_INDEX_IN_SHARD),
+            "rootHash": b64(root),
+            "treeSize": str(TREE_SIZE),
+            "hashes": [b64(h) for h in path],
+            "checkpoint": {"envelope": cp},
+        },
+        "canonicalizedBody": b64(body),
+    }
+
+
+def v2_log_entry(case: CaseSpec, inst: Instance, cert: x509.Certificate,
+                 leaf_key: ec.EllipticCurvePrivateKey, artifact: bytes, signature: bytes,
+                 digest: bytes) -> dict:
+    """hashedrekord 0.0.2 entry in the Rekor v2 log: inclusion proof + checkpoint only."""
+    if case.body_for_other_artifact:
+        other = artifact + b" "
+        body = hashedrekord_v2_body(cert, ecdsa_sign(leaf_key, other), hashlib.sha256(other).digest())
+    else:
+        body = hashedrekord_v2_body(cert, signature, digest, case.body_key_details)
+
+    leaves = filler_leaves(case.name, V2_TREE_SIZE)
+    leaves[V2_LEAF_INDEX] = leaf_hash(body)  # same RFC 6962 leaf hashing as v1
+    root = tree_root(leaves)
+    key = inst.rekor_v2_key
+    cp = signed_checkpoint_v2(key, V2_TREE_SIZE, root, case.corrupt_checkpoint_sig)
+    # Rekor v2 has no integratedTime (proto3 JSON omits the zero) and no inclusionPromise.
+    return {
+        "logIndex": str(V2_LEAF_INDEX),
+        "logId": {"keyId": b64(v2_log_id(key.public_key()))},
+        "kindVersion": {"kind": "hashedrekord", "version": "0.0.2"},
+        "inclusionProof": {
+            "logIndex": str(V2_LEAF_INDEX),
+            "rootHash": b64(root),
+            "treeSize": str(V2_TREE_SIZE),
+            "hashes": [b64(h) for h in inclusion_path(V2_LEAF_INDEX, leaves)],
+            "checkpoint": {"envelope": cp},
+        },
+        "canonicalizedBody": b64(body),
+    }
+
+
+def build_bundle(case: CaseSpec, inst: Instance, artifact: bytes) -> dict:
+    ca = inst.rogue if case.rogue_ca else inst.ca
+    cert, leaf_key = make_leaf(case.leaf, ca, inst.ct_key)
+
+    digest = hashlib.sha256(artifact).digest()
+    signature = ecdsa_sign(leaf_key, artifact)
+    make_entry = v2_log_entry if case.rekor_v2 else v1_log_entry
+    entry = make_entry(case, inst, cert, leaf_key, artifact, signature, digest)
+
     msg_digest = bytearray(digest)
     if case.corrupt_digest:
         msg_digest[0] ^= 0xFF
 
     material: dict = {
         "certificate": {"rawBytes": b64(cert.public_bytes(serialization.Encoding.DER))},
-        "tlogEntries": [{
-            "logIndex": str(log_index),
-            "logId": {"keyId": b64(log_id)},
-            "kindVersion": {"kind": "hashedrekord", "version": "0.0.1"},
-            "integratedTime": str(integrated),
-            "inclusionPromise": {"signedEntryTimestamp": b64(bytes(set_sig))},
-            "inclusionProof": {
-                "logIndex": str(LEAF_INDEX_IN_SHARD),
-                "rootHash": b64(root),
-                "treeSize": str(TREE_SIZE),
-                "hashes": [b64(h) for h in path],
-                "checkpoint": {"envelope": cp},
-            },
-            "canonicalizedBody": b64(body),
-        }],
+        "tlogEntries": [entry],
     }
     if case.tsa:
         tsrs = tsa_timestamps(case, inst.tsa, signature, artifact, cert.not_valid_after_utc)
@@ -810,10 +914,23 @@ def trusted_root(inst: Instance, with_tsa: bool = True) -> dict:
             "logId": {"keyId": b64(key_id(pub))},
         }
 
+    v2_pub = inst.rekor_v2_key.public_key()
+    v2_log = {
+        "baseUrl": REKOR_V2_URL,
+        "hashAlgorithm": "SHA2_256",
+        "publicKey": {
+            "rawBytes": b64(spki_der(v2_pub)),
+            "keyDetails": "PKIX_ED25519",
+            "validFor": {"start": start},
+        },
+        "logId": {"keyId": b64(v2_log_id(v2_pub))},
+    }
+
     der = serialization.Encoding.DER
     return {
         "mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1",
-        "tlogs": [log(REKOR_URL, inst.rekor_key)],
+        # v1 stays first: sigstore-python's Verifier takes tlogs[0] as "the" Rekor.
+        "tlogs": [log(REKOR_URL, inst.rekor_key), v2_log],
         "certificateAuthorities": [{
             "subject": {"organization": "khub-synthetic.example", "commonName": "fulcio-root"},
             "uri": "https://fulcio.khub-synthetic.example",
@@ -886,6 +1003,7 @@ def make_instance() -> Instance:
         rogue=make_ca("rogue-fulcio"),
         ct_key=derive_key("ctlog", ec.SECP256R1()),
         rekor_key=derive_key("rekor", ec.SECP256R1()),
+        rekor_v2_key=derive_ed25519("rekor-v2"),
         tsa=make_tsa("tsa"),
     )
 

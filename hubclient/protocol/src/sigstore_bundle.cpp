@@ -105,6 +105,10 @@ Expected<KeylessBundle> parse_bundle(std::string_view text) {
   if (b.entry.version != "0.0.1" && b.entry.version != "0.0.2") {
     return invalid("log entry version " + b.entry.version + " (expected 0.0.1 or 0.0.2)");
   }
+  // A v0.2+ bundle needs some signed time: a SET or timestamps (sigstore-python refuses it as invalid).
+  if (b.entry.signed_entry_timestamp.empty() && b.timestamps.empty()) {
+    return invalid("bundle must contain an inclusion promise or signed timestamp(s)");
+  }
   if (!doc.contains("messageSignature")) return invalid("no messageSignature (DSSE bundles do not sign metadata.json)");
   const Json& ms = doc["messageSignature"];
   KHUB_TRY(b.signature, b64_at(ms, "signature", "messageSignature"));
