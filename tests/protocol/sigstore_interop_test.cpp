@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -113,6 +114,49 @@ TEST_F(SigstoreOracle, FailuresNameTheirStep) {
     ASSERT_FALSE(st) << name;
     EXPECT_NE(st.error().message.find(text), std::string::npos) << name << ": " << st.error().message;
   }
+}
+
+// A hostile Hub's bundle: every field of a good bundle given every other JSON type. Nothing throws
+// (an exception would escape get_kernel), and only the optional fields' absence keeps it valid.
+TEST_F(SigstoreOracle, HostileFieldTypesAreRefusedNotThrown) {
+  using J = nlohmann::json;
+  const auto trust = root();
+  const auto ids = kernels_community_identities();
+  std::set<std::string> accepted;
+  for (const char* name : {"good", "tsa_good", "v2_good"}) {
+    const fs::path d = dir_ / name;
+    const std::string meta = slurp(d / "metadata.json");
+    const J doc = J::parse(slurp(d / "metadata.json.sigstore"));
+    std::set<std::string> pointers;
+    const J flat = doc.flatten();  // kept alive: items() refers into it
+    for (const auto& [ptr, value] : flat.items()) {
+      for (std::string p = ptr; !p.empty(); p = p.substr(0, p.rfind('/'))) pointers.insert(p);
+    }
+    for (const auto& ptr : pointers) {
+      for (const J& other : {J(1), J(-1), J("x"), J::array(), J::array({1, 2}), J::object(), J(nullptr), J(true)}) {
+        J mutated = doc;
+        mutated[J::json_pointer(ptr)] = other;
+        const std::string text = mutated.dump();
+        Status st;
+        ASSERT_NO_THROW(st = verify_keyless_bundle(meta, text, trust, ids)) << name << " " << ptr << " = " << other;
+        ASSERT_NO_THROW((void)parse_signature_bundle(text)) << name << " " << ptr << " = " << other;
+        if (st) accepted.insert(std::string(name) + " " + ptr + " = " + other.dump());
+      }
+    }
+  }
+  const std::set<std::string> expected = {
+      "good /messageSignature/messageDigest = null", "good /messageSignature/messageDigest/algorithm = null",
+      "tsa_good /messageSignature/messageDigest = null", "tsa_good /messageSignature/messageDigest/algorithm = null",
+      "tsa_good /verificationMaterial/timestampVerificationData = null",
+      "tsa_good /verificationMaterial/timestampVerificationData = {}",
+      "tsa_good /verificationMaterial/timestampVerificationData/rfc3161Timestamps = []",
+      "tsa_good /verificationMaterial/timestampVerificationData/rfc3161Timestamps = null",
+      "tsa_good /verificationMaterial/tlogEntries/0/inclusionPromise = null",  // the timestamp still dates it
+      "v2_good /messageSignature/messageDigest = null", "v2_good /messageSignature/messageDigest/algorithm = null",
+      "v2_good /verificationMaterial/tlogEntries/0/logIndex = -1",  // only a SET signs the log index
+      "v2_good /verificationMaterial/tlogEntries/0/logIndex = 1",
+  };
+  EXPECT_EQ(accepted, expected);
 }
 
 // The public-good root ships with khub; a bundle of another instance does not chain to it.

@@ -8,12 +8,14 @@
 #include <nlohmann/json.hpp>
 
 #include "khub/base/hash.h"
+#include "json_fields.h"
 #include "sigstore_internal.h"
 
 namespace khub::protocol::sigstore_detail {
 namespace {
 
 using Json = nlohmann::json;
+using namespace json_fields;
 
 // RFC 6962 inclusion: the leaf's path up to the root, inner part then right border.
 Status verify_inclusion(const LogEntry& e) {
@@ -120,7 +122,7 @@ Bytes leaf_der(X509* leaf) {
 }
 
 std::optional<Bytes> b64_value(const Json& obj, const char* key) {
-  auto bytes = base64_decode(obj.value(key, ""));
+  auto bytes = base64_decode(text(obj, key));
   if (!bytes) return std::nullopt;
   return std::move(bytes).value();
 }
@@ -141,11 +143,11 @@ std::string key_details(X509* leaf) {
 
 // Rekor v1: spec.data.hash {sha256, hex}, spec.signature {content, publicKey.content = base64 PEM}.
 std::string body_v001_mismatch(const Json& spec, const KeylessBundle& b, const Bytes& digest) {
-  const Json hash = spec.value("data", Json::object()).value("hash", Json::object());
-  if (hash.value("algorithm", "") != "sha256" || hash.value("value", "") != to_hex(digest)) return "digest";
-  const Json sig = spec.value("signature", Json::object());
+  const Json& hash = object(object(spec, "data"), "hash");
+  if (text(hash, "algorithm") != "sha256" || text(hash, "value") != to_hex(digest)) return "digest";
+  const Json& sig = object(spec, "signature");
   if (b64_value(sig, "content") != b.signature) return "signature";
-  auto pem = b64_value(sig.value("publicKey", Json::object()), "content");
+  auto pem = b64_value(object(sig, "publicKey"), "content");
   auto der = pem ? pem_to_der({reinterpret_cast<const char*>(pem->data()), pem->size()}) : std::nullopt;
   if (!der || *der != leaf_der(b.leaf.get())) return "certificate";
   return "";
@@ -154,16 +156,16 @@ std::string body_v001_mismatch(const Json& spec, const KeylessBundle& b, const B
 // Rekor v2: spec.hashedRekordV002 {data {SHA2_256, base64 digest}, signature {content, verifier
 // {x509Certificate.rawBytes, keyDetails}}}.
 std::string body_v002_mismatch(const Json& spec, const KeylessBundle& b, const Bytes& digest) {
-  const Json entry = spec.value("hashedRekordV002", Json::object());
-  const Json data = entry.value("data", Json::object());
-  if (data.value("algorithm", "") != "SHA2_256" || b64_value(data, "digest") != digest) return "digest";
-  const Json sig = entry.value("signature", Json::object());
+  const Json& entry = object(spec, "hashedRekordV002");
+  const Json& data = object(entry, "data");
+  if (text(data, "algorithm") != "SHA2_256" || b64_value(data, "digest") != digest) return "digest";
+  const Json& sig = object(entry, "signature");
   if (b64_value(sig, "content") != b.signature) return "signature";
-  const Json verifier = sig.value("verifier", Json::object());
-  if (b64_value(verifier.value("x509Certificate", Json::object()), "rawBytes") != leaf_der(b.leaf.get())) {
+  const Json& verifier = object(sig, "verifier");
+  if (b64_value(object(verifier, "x509Certificate"), "rawBytes") != leaf_der(b.leaf.get())) {
     return "certificate";
   }
-  if (verifier.value("keyDetails", "") != key_details(b.leaf.get())) return "key details";
+  if (text(verifier, "keyDetails") != key_details(b.leaf.get())) return "key details";
   return "";
 }
 
@@ -181,10 +183,10 @@ Status verify_log_entry(const LogEntry& e, const std::vector<LogKey>& keys) {
 Status verify_log_body(const KeylessBundle& b, const Bytes& artifact_digest) {
   const Json body = Json::parse(b.entry.body.begin(), b.entry.body.end(), nullptr, false);
   const std::string mismatch = "transparency log entry is inconsistent with the bundle";
-  if (!body.is_object() || body.value("kind", "") != b.entry.kind || body.value("apiVersion", "") != b.entry.version) {
+  if (!body.is_object() || text(body, "kind") != b.entry.kind || text(body, "apiVersion") != b.entry.version) {
     return failed(mismatch + " (kind or version)");
   }
-  const Json spec = body.value("spec", Json::object());
+  const Json& spec = object(body, "spec");
   const std::string what = b.entry.version == "0.0.2" ? body_v002_mismatch(spec, b, artifact_digest)
                                                       : body_v001_mismatch(spec, b, artifact_digest);
   if (!what.empty()) return failed(mismatch + " (" + what + ")");

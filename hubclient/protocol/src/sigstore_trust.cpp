@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "khub/base/hash.h"
+#include "json_fields.h"
 #include "sigstore_internal.h"
 
 namespace khub::protocol {
@@ -133,7 +134,7 @@ Expected<std::vector<LogKey>> log_keys(const Json& doc, const char* list) {
   if (!it->is_array()) return bad_root(std::string(list) + " is not a list");
   for (size_t i = 0; i < it->size(); ++i) {
     const std::string where = std::string(list) + "[" + std::to_string(i) + "].publicKey";
-    const Json& pk = (*it)[i].value("publicKey", Json::object());
+    const Json& pk = json_fields::object((*it)[i], "publicKey");
     KHUB_TRY(auto der, b64(pk, "rawBytes", where));
     KHUB_TRY(auto valid, validity(pk, where));
     PkeyRef key = public_key_from_der(der);
@@ -146,10 +147,10 @@ Expected<std::vector<LogKey>> log_keys(const Json& doc, const char* list) {
 // Certificate authorities (Fulcio, timestamp): each a chain, leaf-most first, and its validity.
 Expected<std::vector<SigstoreTrustRoot::Impl::Authority>> authorities(const Json& doc, const char* list) {
   std::vector<SigstoreTrustRoot::Impl::Authority> out;
-  const Json cas = doc.value(list, Json::array());
+  const Json& cas = json_fields::array(doc, list);
   for (size_t i = 0; i < cas.size(); ++i) {
     const std::string where = std::string(list) + "[" + std::to_string(i) + "]";
-    const Json certs = cas[i].value("certChain", Json::object()).value("certificates", Json::array());
+    const Json& certs = json_fields::array(json_fields::object(cas[i], "certChain"), "certificates");
     SigstoreTrustRoot::Impl::Authority ca;
     KHUB_TRY(ca.valid, validity(cas[i], where));
     for (size_t j = 0; j < certs.size(); ++j) {
@@ -168,7 +169,7 @@ Expected<std::vector<SigstoreTrustRoot::Impl::Authority>> authorities(const Json
 Expected<SigstoreTrustRoot> SigstoreTrustRoot::parse(std::string_view text) {
   Json doc = Json::parse(text, nullptr, false);
   if (!doc.is_object()) return bad_root("not a JSON object");
-  const std::string media = doc.value("mediaType", "");
+  const std::string media = json_fields::text(doc, "mediaType");
   if (media.rfind("application/vnd.dev.sigstore.trustedroot", 0) != 0) {
     return bad_root("mediaType '" + media + "' is not a Sigstore trusted root");
   }
