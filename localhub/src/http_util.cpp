@@ -277,4 +277,22 @@ std::string_view url_prefix(RepoType type) {
   return "";
 }
 
+bool check_field_types(const nlohmann::json& body, std::initializer_list<FieldType> fields, httplib::Response& res) {
+  using T = nlohmann::json::value_t;
+  if (!body.is_object()) return true;
+  for (const auto& f : fields) {
+    auto it = body.find(f.key);
+    if (it == body.end() || it->is_null()) continue;
+    const bool ok = f.type == T::number_unsigned ? it->is_number_unsigned() : it->type() == f.type;
+    if (ok) continue;
+    static constexpr const char* kNames[] = {"null", "an object", "an array", "a string", "a boolean",
+                                             "an integer", "a non-negative integer", "a number"};
+    const auto index = static_cast<std::size_t>(f.type);
+    send_error(res, 400, "BadRequest",
+               std::string("field '") + f.key + "' must be " + (index < std::size(kNames) ? kNames[index] : "another type"));
+    return false;
+  }
+  return true;
+}
+
 }  // namespace khub::localhub

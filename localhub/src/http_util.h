@@ -64,6 +64,15 @@ std::optional<RepoRecord> find_readable_repo(const Hub& hub, const Identity& who
 
 /// For gated repos: sends 401/403 GatedRepo and returns false when `who` may not download.
 bool check_gate(const Hub& hub, const Identity& who, const RepoRecord& repo, httplib::Response& res);
+/// A request body's fields that must have a JSON type when present (null counts as absent).
+struct FieldType {
+  const char* key;
+  nlohmann::json::value_t type;  // value_t::number_unsigned accepts any non-negative integer
+};
+/// Sends 400 BadRequest naming the first field of `fields` present in `body` with another type,
+/// and returns false; a client's `"private": "true"` must not quietly become a public repo.
+bool check_field_types(const nlohmann::json& body, std::initializer_list<FieldType> fields, httplib::Response& res);
+
 /// Reads the whole request body, up to `limit` bytes (413 PayloadTooLarge beyond).
 Expected<std::string> read_body(const httplib::ContentReader& reader, std::uint64_t limit);
 

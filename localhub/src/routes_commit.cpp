@@ -38,6 +38,9 @@ struct CommitParser {
         return bad("header needs a non-empty summary");
       }
       request.summary = v["summary"].get<std::string>();
+      for (const char* field : {"description", "parentCommit"}) {
+        if (v.contains(field) && !v[field].is_null() && !v[field].is_string()) return bad(std::string(field) + " must be a string");
+      }
       if (v.contains("description") && v["description"].is_string()) request.description = v["description"].get<std::string>();
       if (v.contains("parentCommit") && v["parentCommit"].is_string()) {
         request.parent_commit = v["parentCommit"].get<std::string>();
@@ -76,6 +79,7 @@ struct CommitParser {
       return {};
     }
     if (!v.contains("content") || !v["content"].is_string()) return bad("file needs a content string");
+    if (v.contains("encoding") && !v["encoding"].is_string()) return bad("encoding must be a string");
     auto encoding = v.value("encoding", std::string("utf-8"));
     const auto& content = v["content"].get_ref<const std::string&>();
     std::string bytes;
@@ -99,7 +103,7 @@ struct CommitParser {
   }
 
   Status add_lfs(const json& v, const std::string& path) {
-    if (v.value("algo", std::string("sha256")) != "sha256") return bad("lfsFile algo must be sha256");
+    if (v.contains("algo") && (!v["algo"].is_string() || v["algo"] != "sha256")) return bad("lfsFile algo must be sha256");
     if (!v.contains("oid") || !v["oid"].is_string()) return bad("lfsFile needs an oid");
     auto oid = v["oid"].get<std::string>();
     if (oid.size() != 64 || !is_hex(oid)) return bad("lfsFile oid must be 64 hex characters");

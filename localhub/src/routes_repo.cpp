@@ -291,6 +291,10 @@ void post_paths_info(Hub& hub, const Req& req, Res& res, const Reader& reader, c
   std::vector<std::string> paths;
   bool expand = false;
   json j = json::parse(*body, nullptr, false);
+  if (!j.is_discarded() && j.is_object() &&
+      !check_field_types(j, {{"paths", json::value_t::array}, {"expand", json::value_t::boolean}}, res)) {
+    return;
+  }
   if (!j.is_discarded() && j.is_object() && j.contains("paths") && j["paths"].is_array()) {
     for (const auto& p : j["paths"]) {
       if (p.is_string()) paths.push_back(p.get<std::string>());
@@ -323,8 +327,9 @@ void post_paths_info(Hub& hub, const Req& req, Res& res, const Reader& reader, c
 }
 
 void put_settings(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key) {
+  using T = json::value_t;
   auto j = json_body(hub, reader, res);
-  if (!j) return;
+  if (!j || !check_field_types(*j, {{"private", T::boolean}, {"visibility", T::string}}, res)) return;
   auto who = hub.identify(req);
   if (!find_readable_repo(hub, who, key, res) || !require_write(hub, who, key.ns, res)) return;
   std::optional<bool> is_private;
@@ -359,7 +364,7 @@ void get_auth_check(Hub& hub, const Req& req, Res& res, const RepoKey& key, bool
 void post_validate_yaml(Hub& hub, const Req& /*req*/, Res& res, const Reader& reader) {
   // The README metadata block must be closed; its YAML itself is not interpreted here.
   auto j = json_body(hub, reader, res);
-  if (!j) return;
+  if (!j || !check_field_types(*j, {{"content", json::value_t::string}}, res)) return;
   auto content = j->value("content", std::string());
   json errors = json::array();
   if (content.starts_with("---\n") || content.starts_with("---\r\n")) {
@@ -370,8 +375,12 @@ void post_validate_yaml(Hub& hub, const Req& /*req*/, Res& res, const Reader& re
 }
 
 void post_create_repo(Hub& hub, const Req& req, Res& res, const Reader& reader) {
+  using T = json::value_t;
   auto j = json_body(hub, reader, res);
-  if (!j) return;
+  if (!j || !check_field_types(*j, {{"name", T::string}, {"organization", T::string}, {"type", T::string},
+                                    {"private", T::boolean}, {"visibility", T::string}}, res)) {
+    return;
+  }
   auto who = hub.identify(req);
   auto str = [&](const char* k) { return (*j).contains(k) && (*j)[k].is_string() ? (*j)[k].get<std::string>() : std::string(); };
   RepoKey key;
@@ -407,8 +416,11 @@ void post_create_repo(Hub& hub, const Req& req, Res& res, const Reader& reader) 
 }
 
 void delete_repo(Hub& hub, const Req& req, Res& res, const Reader& reader) {
+  using T = json::value_t;
   auto j = json_body(hub, reader, res);
-  if (!j) return;
+  if (!j || !check_field_types(*j, {{"name", T::string}, {"organization", T::string}, {"type", T::string}}, res)) {
+    return;
+  }
   auto who = hub.identify(req);
   RepoKey key;
   key.name = j->value("name", std::string());
@@ -424,8 +436,11 @@ void delete_repo(Hub& hub, const Req& req, Res& res, const Reader& reader) {
 
 void post_ref(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key, RefKind kind,
               std::string_view name) {
+  using T = json::value_t;
   auto j = json_body(hub, reader, res);
-  if (!j) return;
+  if (!j || !check_field_types(*j, {{"startingPoint", T::string}, {"tag", T::string}, {"overwrite", T::boolean}}, res)) {
+    return;
+  }
   auto who = hub.identify(req);
   auto repo = find_readable_repo(hub, who, key, res);
   if (!repo || !require_write(hub, who, key.ns, res)) return;

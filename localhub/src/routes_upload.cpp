@@ -69,6 +69,7 @@ void post_preupload(Hub& hub, const Req& req, Res& res, const Reader& reader, co
   if (j.is_discarded() || !j.is_object() || !j.contains("files") || !j["files"].is_array()) {
     return send_error(res, 422, "BadRequest", "preupload body needs a \"files\" list");
   }
+  if (!check_field_types(j, {{"gitAttributes", json::value_t::string}, {"gitIgnore", json::value_t::string}}, res)) return;
   auto repo = writable_repo(hub, req, res, key);
   if (!repo) return;
   auto commit = hub.store.resolve_revision(*repo, rev);
@@ -107,6 +108,7 @@ void post_lfs_batch(Hub& hub, const Req& req, Res& res, const Reader& reader, co
   if (j.is_discarded() || !j.is_object() || !j.contains("objects") || !j["objects"].is_array()) {
     return send_error(res, 422, "BadRequest", "LFS batch body needs an \"objects\" list");
   }
+  if (!check_field_types(j, {{"operation", json::value_t::string}}, res)) return;
   auto op = j.value("operation", std::string());
   if (op != "upload" && op != "download") return send_error(res, 422, "BadRequest", "operation must be upload or download");
   auto who = hub.identify(req);
@@ -297,7 +299,8 @@ void post_lfs_complete(Hub& hub, const Req& req, Res& res, const Reader& reader,
   if (!body) return send_error(res, body.error());
   json j = json::parse(*body, nullptr, false);
   std::uint64_t parts = (size + chunk - 1) / chunk;
-  if (j.is_discarded() || !j.is_object() || j.value("oid", std::string()) != oid || !j.contains("parts") ||
+  if (j.is_discarded() || !j.is_object() || !j.contains("oid") || !j["oid"].is_string() ||
+      j["oid"].get<std::string>() != oid || !j.contains("parts") ||
       !j["parts"].is_array() || j["parts"].size() != parts) {
     return send_error(res, 400, "BadRequest", "completion body needs oid " + oid + " and " + std::to_string(parts) + " parts");
   }
@@ -306,7 +309,9 @@ void post_lfs_complete(Hub& hub, const Req& req, Res& res, const Reader& reader,
   if (!writer) return send_error(res, writer.error());
   for (std::uint64_t n = 1; n <= parts; ++n) {
     const auto& p = j["parts"][n - 1];
-    if (!p.is_object() || p.value("partNumber", 0ull) != n || !p.contains("etag") || !p["etag"].is_string()) {
+    const bool numbered = p.is_object() && p.contains("partNumber") && p["partNumber"].is_number_unsigned() &&
+                          p["partNumber"].get<std::uint64_t>() == n;
+    if (!numbered || !p.contains("etag") || !p["etag"].is_string()) {
       return send_error(res, 400, "BadRequest", "part " + std::to_string(n) + " is missing or out of order");
     }
     std::ifstream in(dir / (std::to_string(n) + ".part"), std::ios::binary);

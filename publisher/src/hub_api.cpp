@@ -211,7 +211,9 @@ Expected<std::map<std::string, std::string>> HubSession::branches() {
   if (!j.is_object()) return Error(ErrorCode::Protocol, "GET " + req.url + ": response is not a JSON object");
   std::map<std::string, std::string> out;
   const Json& list = member(j, "branches");
-  for (const auto& b : list.is_array() ? list : Json::array()) {
+  // A refs answer without a branch list must not read as "no branches" (push would create one).
+  if (!list.is_array()) return Error(ErrorCode::Protocol, "GET " + req.url + ": `branches` is not a list");
+  for (const auto& b : list) {
     if (b.is_object() && b.contains("name") && b["name"].is_string()) {
       out[b["name"].get<std::string>()] = str(b, "targetCommit");
     }
@@ -276,6 +278,10 @@ Expected<std::map<std::string, PreuploadInfo>> HubSession::preupload(const std::
     if (!j.is_object() || !j.contains("files")) return Error(ErrorCode::Protocol, "preupload: malformed response");
     if (!j["files"].is_array()) return Error(ErrorCode::Protocol, "preupload: malformed response");
     for (const auto& f : j["files"]) {
+      // An entry without a string path or mode would default every file to a regular upload.
+      if (!f.is_object() || !member(f, "path").is_string() || !member(f, "uploadMode").is_string()) {
+        return Error(ErrorCode::Protocol, "preupload: an answer entry lacks its path or uploadMode");
+      }
       PreuploadInfo info;
       info.lfs = str(f, "uploadMode") == "lfs";
       info.should_ignore = flag(f, "shouldIgnore");
@@ -387,6 +393,10 @@ Expected<CommitOutcome> HubSession::commit(const std::string& revision, const st
   if (!j.is_object()) return Error(ErrorCode::Protocol, "commit: response is not a JSON object");
   CommitOutcome out;
   out.commit_oid = str(j, "commitOid");
+  // The commit the push reports and pins: a missing or malformed id is not a successful upload.
+  if (out.commit_oid.size() != 40 || !is_hex(out.commit_oid)) {
+    return Error(ErrorCode::Protocol, "commit: the Hub answered no commit id (`commitOid`)");
+  }
   out.pr_url = str(j, "pullRequestUrl");
   if (auto pos = out.pr_url.rfind("/discussions/"); pos != std::string::npos) {
     out.pr_number = std::atoi(out.pr_url.c_str() + pos + 13);

@@ -130,6 +130,31 @@ TEST_F(BadInputTest, UnknownReposRevisionsAndRoutes) {
   expect_unchanged_and_alive();
 }
 
+// A field of another JSON type is refused by name, never taken as absent: `"private": "true"` had
+// created a public repo, and `"organization": 5` had deleted the caller's own repo of that name.
+TEST_F(BadInputTest, WrongTypedFieldsAreRefused) {
+  const auto post = [&](const std::string& path, const std::string& body) {
+    return client_->Post(path, auth("hf_w"), body, "application/json");
+  };
+  ASSERT_EQ(create_repo("kernel", "alice", "mine", "hf_w")->status, 200);
+  auto r = post("/api/repos/create", R"({"name":"secret","organization":"acme","private":"true"})");
+  expect_error(r, 400, "BadRequest");
+  EXPECT_NE(r->body.find("field 'private' must be a boolean"), std::string::npos) << r->body;
+  EXPECT_EQ(client_->Get("/api/models/acme/secret")->status, 404);
+  expect_error(post("/api/repos/create", R"({"name":"x","visibility":5})"), 400, "BadRequest");
+  expect_error(client_->Delete("/api/repos/delete", auth("hf_w"), R"({"name":"mine","type":"kernel","organization":5})",
+                               "application/json"),
+               400, "BadRequest");
+  EXPECT_EQ(client_->Get("/api/kernels/alice/mine")->status, 200);
+  expect_error(client_->Put("/api/kernels/acme/relu/settings", auth("hf_w"), R"({"private":"true"})", "application/json"),
+               400, "BadRequest");
+  expect_error(post("/api/kernels/acme/relu/branch/b1", R"({"startingPoint":5})"), 400, "BadRequest");
+  expect_error(post_commit(R"({"key":"header","value":{"summary":"s","parentCommit":5}})" "\n"), 400, "BadRequest");
+  expect_error(post("/kernels/acme/relu.git/info/lfs/objects/batch", R"({"operation":5,"objects":[]})"), 400, "BadRequest");
+  expect_error(post("/api/validate-yaml", R"({"content":5})"), 400, "BadRequest");
+  expect_unchanged_and_alive();
+}
+
 TEST_F(BadInputTest, WritesNeedAWriteToken) {
   auto body = kHeader + R"({"key":"file","value":{"path":"b.txt","content":"eA==","encoding":"base64"}})" "\n";
   expect_error(post_commit(body, "hf_r"), 403, "Forbidden");

@@ -331,3 +331,47 @@ TEST_F(PushFailing, ANewBranchIsDeletedWhenItsCommitFails) {
 
 }  // namespace
 }  // namespace khub::publish
+
+namespace khub::publish {
+namespace {
+
+// The local Hub's real answers, with one route's JSON body replaced, as a hostile or broken Hub
+// would answer.
+class RewritingTransport : public UploadTransport {
+ public:
+  RewritingTransport(std::string path_end, std::string body) : path_end_(std::move(path_end)), body_(std::move(body)) {}
+  Expected<HttpResponse> send(const HttpRequest& r) override {
+    KHUB_TRY(auto res, inner_->send(r));
+    const std::string path = r.url.substr(0, r.url.find('?'));
+    if (path.ends_with(path_end_) && res.status / 100 == 2) res.body = body_;
+    return res;
+  }
+
+ private:
+  std::string path_end_, body_;
+  std::unique_ptr<UploadTransport> inner_ = make_curl_transport();
+};
+
+// A malformed answer fails the push with a Protocol error instead of reading as "nothing": refs
+// without a branch list (push had created the branch), preupload entries without their mode
+// (every file had gone inline) and a commit without its id (push had reported success).
+TEST_F(Push, MalformedHubAnswersFailThePush) {
+  add_variant("torch-cuda");
+  hash_all();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"/refs", R"({"branches":5,"tags":[]})"},
+      {"/preupload/v1", R"({"files":[{"path":5,"uploadMode":"lfs"},{"uploadMode":"regular"}]})"},
+      {"/commit/v1", R"({"commitOid":5,"commitUrl":"x"})"},
+  };
+  for (const auto& [route, body] : cases) {
+    RewritingTransport transport(route, body);
+    auto tree = discover_build(kernel());
+    ASSERT_TRUE(tree);
+    auto r = push_build(*tree, options(), transport);
+    ASSERT_FALSE(r) << route << " answered " << body << ": the push reported success";
+    EXPECT_EQ(r.error().code, ErrorCode::Protocol) << route << ": " << r.error().describe();
+  }
+}
+
+}  // namespace
+}  // namespace khub::publish
