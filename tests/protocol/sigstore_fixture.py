@@ -773,21 +773,30 @@ class Instance:
     tsa: TSA
 
 
+def logged_body(case: CaseSpec, cert: x509.Certificate, leaf_key: ec.EllipticCurvePrivateKey,
+                artifact: bytes, signature: bytes, digest: bytes, make_body) -> bytes:
+    """The entry body; for body_for_other_artifact, the same signer's genuine entry for other bytes."""
+    if case.body_for_other_artifact:
+        other = artifact + b" "
+        return make_body(cert, ecdsa_sign(leaf_key, other), hashlib.sha256(other).digest())
+    return make_body(cert, signature, digest)
+
+
+def tree_with(case: CaseSpec, body: bytes, size: int, index: int) -> tuple[list[bytes], bytes]:
+    """Our entry's leaf among unrelated ones, and the tree's root."""
+    leaves = filler_leaves(case.name, size)
+    leaves[index] = leaf_hash(body)  # RFC 6962 leaf hashing, in v1 and v2 logs alike
+    return leaves, tree_root(leaves)
+
+
 def v1_log_entry(case: CaseSpec, inst: Instance, cert: x509.Certificate,
                  leaf_key: ec.EllipticCurvePrivateKey, artifact: bytes, signature: bytes,
                  digest: bytes) -> dict:
     """hashedrekord 0.0.1 entry in the Rekor v1 log, with SET and checkpoint."""
-    if case.body_for_other_artifact:
-        # Same signer, genuinely logged, but for a different artifact.
-        other = artifact + b" "
-        body = hashedrekord_body(cert, ecdsa_sign(leaf_key, other), hashlib.sha256(other).digest())
-    else:
-        body = hashedrekord_body(cert, signature, digest)
+    body = logged_body(case, cert, leaf_key, artifact, signature, digest, hashedrekord_body)
 
     # Place our entry among unrelated ones and prove its inclusion.
-    leaves = filler_leaves(case.name, TREE_SIZE)
-    leaves[LEAF_INDEX_IN_SHARD] = leaf_hash(body)
-    root = tree_root(leaves)
+    leaves, root = tree_with(case, body, TREE_SIZE, LEAF_INDEX_IN_SHARD)
     path = inclusion_path(LEAF_INDEX_IN_SHARD, leaves)
     if case.corrupt_proof_hash:
         path[1] = hashlib.sha256(b"not-a-sibling").digest()
@@ -838,15 +847,10 @@ def v2_log_entry(case: CaseSpec, inst: Instance, cert: x509.Certificate,
                  leaf_key: ec.EllipticCurvePrivateKey, artifact: bytes, signature: bytes,
                  digest: bytes) -> dict:
     """hashedrekord 0.0.2 entry in the Rekor v2 log: inclusion proof + checkpoint only."""
-    if case.body_for_other_artifact:
-        other = artifact + b" "
-        body = hashedrekord_v2_body(cert, ecdsa_sign(leaf_key, other), hashlib.sha256(other).digest())
-    else:
-        body = hashedrekord_v2_body(cert, signature, digest, case.body_key_details)
-
-    leaves = filler_leaves(case.name, V2_TREE_SIZE)
-    leaves[V2_LEAF_INDEX] = leaf_hash(body)  # same RFC 6962 leaf hashing as v1
-    root = tree_root(leaves)
+    def v2_body(c, sig, dig):
+        return hashedrekord_v2_body(c, sig, dig, case.body_key_details)
+    body = logged_body(case, cert, leaf_key, artifact, signature, digest, v2_body)
+    leaves, root = tree_with(case, body, V2_TREE_SIZE, V2_LEAF_INDEX)
     key = inst.rekor_v2_key
     cp = signed_checkpoint_v2(key, V2_TREE_SIZE, root, case.corrupt_checkpoint_sig)
     # Rekor v2 has no integratedTime (proto3 JSON omits the zero) and no inclusionPromise.
