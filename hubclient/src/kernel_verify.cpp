@@ -2,6 +2,8 @@
 // anything from it is loaded.
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <mutex>
 
 #include "kernel_internal.h"
 #include "khub/base/hash.h"
@@ -132,6 +134,33 @@ Status check_device_arch(const FetchedKernel& kernel, const variants::HostInfo& 
                "use a build made for this GPU, or set check_arch = false");
 }
 
+namespace {
+
+// A trusted_root.json named by the caller, parsed once per process while the file is unchanged
+// (get_kernel runs the policy on every call, warm ones included).
+Expected<protocol::SigstoreTrustRoot> trusted_root_file(const fs::path& path) {
+  struct Entry {
+    fs::file_time_type mtime;
+    std::uintmax_t size = 0;
+    protocol::SigstoreTrustRoot root;
+  };
+  static std::mutex mutex;
+  static std::map<std::string, Entry> cache;
+  std::error_code ec;
+  const auto mtime = fs::last_write_time(path, ec);
+  const auto size = ec ? 0 : fs::file_size(path, ec);
+  std::lock_guard lock(mutex);
+  if (!ec) {
+    auto it = cache.find(path.string());
+    if (it != cache.end() && it->second.mtime == mtime && it->second.size == size) return it->second.root;
+  }
+  KHUB_TRY(auto root, protocol::SigstoreTrustRoot::load(path));
+  if (!ec) cache.insert_or_assign(path.string(), Entry{mtime, size, root});
+  return root;
+}
+
+}  // namespace
+
 Status apply_signature_policy(FetchedKernel& kernel, const KernelRequest& request) {
   const protocol::SignaturePolicy policy = request.signature_policy;
   if (policy == protocol::SignaturePolicy::Ignore) return {};
@@ -140,7 +169,7 @@ Status apply_signature_policy(FetchedKernel& kernel, const KernelRequest& reques
   trust.identities = request.trusted_identities;
   std::optional<protocol::SigstoreTrustRoot> root;
   if (!request.sigstore_trusted_root.empty()) {
-    KHUB_TRY(root, protocol::SigstoreTrustRoot::load(request.sigstore_trusted_root));
+    KHUB_TRY(root, trusted_root_file(request.sigstore_trusted_root));
     trust.sigstore_root = &*root;
   }
   auto check = protocol::verify_variant_signature(kernel.variant_dir, trust);

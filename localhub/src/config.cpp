@@ -78,8 +78,8 @@ Expected<ServerConfig> parse_config(std::string_view text) {
         if (!t["user"].is_string()) return bad("tokens[].user must be a string");
         g.user = t["user"].get<std::string>();
       }
-      if (t.contains("access") && !t["access"].is_string()) return bad("tokens[].access must be \"read\" or \"write\"");
-      std::string access = t.value("access", std::string("read"));
+      const std::string access = t.contains("access") ? (t["access"].is_string() ? t["access"].get<std::string>() : "")
+                                                      : std::string("read");
       if (access != "read" && access != "write") return bad("tokens[].access must be \"read\" or \"write\"");
       g.write = access == "write";
       KHUB_TRY(g.orgs, string_list(t, "orgs"));

@@ -295,4 +295,16 @@ bool check_field_types(const nlohmann::json& body, std::initializer_list<FieldTy
   return true;
 }
 
+std::string string_field(const nlohmann::json& body, const char* key, std::string fallback) {
+  if (!body.is_object()) return fallback;
+  auto it = body.find(key);
+  return it != body.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+bool bool_field(const nlohmann::json& body, const char* key, bool fallback) {
+  if (!body.is_object()) return fallback;
+  auto it = body.find(key);
+  return it != body.end() && it->is_boolean() ? it->get<bool>() : fallback;
+}
+
 }  // namespace khub::localhub

@@ -72,6 +72,10 @@ struct FieldType {
 /// Sends 400 BadRequest naming the first field of `fields` present in `body` with another type,
 /// and returns false; a client's `"private": "true"` must not quietly become a public repo.
 bool check_field_types(const nlohmann::json& body, std::initializer_list<FieldType> fields, httplib::Response& res);
+/// A string or boolean field: its value, or `fallback` when it is missing, null or of another type
+/// (never throws, unlike nlohmann's value(), which throws on null).
+std::string string_field(const nlohmann::json& body, const char* key, std::string fallback = {});
+bool bool_field(const nlohmann::json& body, const char* key, bool fallback);
 
 /// Reads the whole request body, up to `limit` bytes (413 PayloadTooLarge beyond).
 Expected<std::string> read_body(const httplib::ContentReader& reader, std::uint64_t limit);

@@ -79,8 +79,10 @@ struct CommitParser {
       return {};
     }
     if (!v.contains("content") || !v["content"].is_string()) return bad("file needs a content string");
-    if (v.contains("encoding") && !v["encoding"].is_string()) return bad("encoding must be a string");
-    auto encoding = v.value("encoding", std::string("utf-8"));
+    if (v.contains("encoding") && !v["encoding"].is_null() && !v["encoding"].is_string()) {
+      return bad("encoding must be a string");
+    }
+    auto encoding = string_field(v, "encoding", "utf-8");
     const auto& content = v["content"].get_ref<const std::string&>();
     std::string bytes;
     if (encoding == "base64") {

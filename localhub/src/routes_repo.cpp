@@ -299,7 +299,7 @@ void post_paths_info(Hub& hub, const Req& req, Res& res, const Reader& reader, c
     for (const auto& p : j["paths"]) {
       if (p.is_string()) paths.push_back(p.get<std::string>());
     }
-    expand = j.value("expand", false);
+    expand = bool_field(j, "expand", false);
   } else {  // form-encoded: paths=a&paths=b&expand=True
     httplib::Params params;
     httplib::detail::parse_query_text(*body, params);
@@ -335,7 +335,7 @@ void put_settings(Hub& hub, const Req& req, Res& res, const Reader& reader, cons
   std::optional<bool> is_private;
   if (j->contains("private") && (*j)["private"].is_boolean()) is_private = (*j)["private"].get<bool>();
   if (j->contains("visibility")) {
-    auto v = j->value("visibility", std::string());
+    auto v = string_field(*j, "visibility");
     if (v != "public" && v != "private") return send_error(res, 400, "BadRequest", "visibility must be public or private");
     is_private = v == "private";
   }
@@ -365,7 +365,7 @@ void post_validate_yaml(Hub& hub, const Req& /*req*/, Res& res, const Reader& re
   // The README metadata block must be closed; its YAML itself is not interpreted here.
   auto j = json_body(hub, reader, res);
   if (!j || !check_field_types(*j, {{"content", json::value_t::string}}, res)) return;
-  auto content = j->value("content", std::string());
+  auto content = string_field(*j, "content");
   json errors = json::array();
   if (content.starts_with("---\n") || content.starts_with("---\r\n")) {
     auto close = content.find("\n---", 3);
@@ -423,10 +423,10 @@ void delete_repo(Hub& hub, const Req& req, Res& res, const Reader& reader) {
   }
   auto who = hub.identify(req);
   RepoKey key;
-  key.name = j->value("name", std::string());
+  key.name = string_field(*j, "name");
   key.ns = j->contains("organization") && (*j)["organization"].is_string() ? (*j)["organization"].get<std::string>()
                                                                          : (who.grant ? who.grant->user : "khub");
-  auto type = parse_repo_type(j->value("type", std::string("model")));
+  auto type = parse_repo_type(string_field(*j, "type", "model"));
   if (!type) return send_error(res, 400, "BadRequest", "unknown repo type");
   key.type = *type;
   if (!require_write(hub, who, key.ns, res)) return;
@@ -448,14 +448,14 @@ void post_ref(Hub& hub, const Req& req, Res& res, const Reader& reader, const Re
   std::string ref_name(name), start = "main";
   if (kind == RefKind::Tag) {
     start = std::string(name);
-    ref_name = j->value("tag", std::string());
+    ref_name = string_field(*j, "tag");
   } else if (j->contains("startingPoint") && (*j)["startingPoint"].is_string()) {
     start = (*j)["startingPoint"].get<std::string>();
   }
   if (!is_valid_ref_name(ref_name)) return send_error(res, 400, "BadRequest", "invalid reference name '" + ref_name + "'");
   auto commit = hub.store.resolve_revision(*repo, start);
   if (!commit) return send_error(res, commit.error());
-  bool overwrite = j->value("overwrite", false);
+  bool overwrite = bool_field(*j, "overwrite", false);
   if (auto st = hub.store.create_ref(*repo, kind, ref_name, *commit, overwrite); !st) return send_error(res, st.error());
   send_json(res, json::object());
 }

@@ -74,8 +74,8 @@ void post_preupload(Hub& hub, const Req& req, Res& res, const Reader& reader, co
   if (!repo) return;
   auto commit = hub.store.resolve_revision(*repo, rev);
   if (!commit) return send_error(res, commit.error());
-  std::string attrs = j.value("gitAttributes", file_text(hub, *repo, *commit, ".gitattributes"));
-  std::string ignore = j.value("gitIgnore", file_text(hub, *repo, *commit, ".gitignore"));
+  std::string attrs = string_field(j, "gitAttributes", file_text(hub, *repo, *commit, ".gitattributes"));
+  std::string ignore = string_field(j, "gitIgnore", file_text(hub, *repo, *commit, ".gitignore"));
   json out = json::array();
   for (const auto& f : j["files"]) {
     if (!f.is_object() || !f.contains("path") || !f["path"].is_string() || !f.contains("size") ||
@@ -87,7 +87,7 @@ void post_preupload(Hub& hub, const Req& req, Res& res, const Reader& reader, co
       return send_error(res, 400, "BadRequest", "invalid path '" + path + "': " + why);
     }
     auto size = f["size"].get<std::uint64_t>();
-    auto sample = base64_decode(f.value("sample", std::string()));
+    auto sample = base64_decode(string_field(f, "sample"));
     std::string sample_bytes = sample ? std::string(sample->begin(), sample->end()) : std::string();
     bool lfs = size > 0 && (size > hub.config.max_regular_file || (looks_binary(sample_bytes) && size > 1000000) ||
                             matches_any(attrs, path, true));
@@ -109,7 +109,7 @@ void post_lfs_batch(Hub& hub, const Req& req, Res& res, const Reader& reader, co
     return send_error(res, 422, "BadRequest", "LFS batch body needs an \"objects\" list");
   }
   if (!check_field_types(j, {{"operation", json::value_t::string}}, res)) return;
-  auto op = j.value("operation", std::string());
+  auto op = string_field(j, "operation");
   if (op != "upload" && op != "download") return send_error(res, 422, "BadRequest", "operation must be upload or download");
   auto who = hub.identify(req);
   auto repo = find_readable_repo(hub, who, key, res);

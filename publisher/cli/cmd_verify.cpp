@@ -113,7 +113,9 @@ int run_verify(const VerifyOptions& opts) {
     if (!opts.hub.json) {
       std::cout << (!passed ? "FAIL  " : complete ? "ok    " : "part  ") << c.variant
                 << (c.has_digest ? "" : " (no digest: blobs only)")
-                << (opts.signature && signature == "Success" ? " (signature verified)" : "");
+                << (opts.signature && signature == protocol::to_string(protocol::SignatureOutcome::Success)
+                        ? " (signature verified)"
+                        : "");
       if (!complete)
         std::cout << " (" << c.expected_files - c.missing.size() << " of " << c.expected_files << " files cached)";
       std::cout << '\n';

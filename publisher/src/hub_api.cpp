@@ -394,7 +394,7 @@ Expected<CommitOutcome> HubSession::commit(const std::string& revision, const st
   CommitOutcome out;
   out.commit_oid = str(j, "commitOid");
   // The commit the push reports and pins: a missing or malformed id is not a successful upload.
-  if (out.commit_oid.size() != 40 || !is_hex(out.commit_oid)) {
+  if (!is_commit_hash(out.commit_oid)) {
     return Error(ErrorCode::Protocol, "commit: the Hub answered no commit id (`commitOid`)");
   }
   out.pr_url = str(j, "pullRequestUrl");

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "khub/base/hash.h"
+#include "sigstore_internal.h"
 
 namespace khub::protocol {
 namespace {
@@ -31,14 +32,6 @@ std::optional<std::string> read_all(const fs::path& p) {
 PkeyPtr load_public_key(std::string_view pem) {
   std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), BIO_free);
   return PkeyPtr(bio ? PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr) : nullptr, EVP_PKEY_free);
-}
-
-bool verify_with(EVP_PKEY* key, std::string_view message, const std::vector<std::uint8_t>& signature) {
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  const EVP_MD* md = EVP_PKEY_get_base_id(key) == EVP_PKEY_ED25519 ? nullptr : EVP_sha256();
-  if (!ctx || EVP_DigestVerifyInit(ctx.get(), nullptr, md, nullptr, key) != 1) return false;
-  return EVP_DigestVerify(ctx.get(), signature.data(), signature.size(),
-                          reinterpret_cast<const unsigned char*>(message.data()), message.size()) == 1;
 }
 
 Expected<std::vector<std::uint8_t>> b64_field(const Json& obj, const char* key, const char* where) {
@@ -105,13 +98,9 @@ std::string serialize_signature_bundle(const SignatureBundle& b) {
 Expected<std::string> public_key_hint(std::string_view pem) {
   auto key = load_public_key(pem);
   if (!key) return Error(ErrorCode::InvalidArgument, "not a PEM public key");
-  unsigned char* der = nullptr;
-  int len = i2d_PUBKEY(key.get(), &der);
-  if (len <= 0) return Error(ErrorCode::InvalidArgument, "cannot encode the public key");
-  Hasher h(HashAlgorithm::Sha256);
-  h.update(std::string_view(reinterpret_cast<const char*>(der), static_cast<std::size_t>(len)));
-  OPENSSL_free(der);
-  return base64_encode(h.finish());
+  const auto id = sigstore_detail::key_id_of(key.get());  // sha256 of the DER SubjectPublicKeyInfo
+  if (id.empty()) return Error(ErrorCode::InvalidArgument, "cannot encode the public key");
+  return base64_encode(id);
 }
 
 std::string_view to_string(SignatureOutcome o) noexcept {
@@ -166,7 +155,11 @@ SignatureCheck verify_variant_signature(const fs::path& dir, const SignatureTrus
   }
   for (const auto* pem : order) {
     auto key = load_public_key(*pem);
-    if (key && verify_with(key.get(), *metadata, bundle->signature)) return {SignatureOutcome::Success, ""};
+    if (key && sigstore_detail::verify_signature(
+                   key.get(), {reinterpret_cast<const std::uint8_t*>(metadata->data()), metadata->size()},
+                   bundle->signature)) {
+      return {SignatureOutcome::Success, ""};
+    }
   }
   return {SignatureOutcome::SignatureVerificationFailure,
           trusted.empty() ? "no trusted public key configured" : "no trusted public key verifies the signature"};

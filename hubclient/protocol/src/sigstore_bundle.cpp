@@ -85,6 +85,7 @@ Status check_types(const Json& doc) {
       {"/verificationMaterial", T::object},
       {"/verificationMaterial/certificate", T::object},
       {"/verificationMaterial/x509CertificateChain", T::object},
+      {"/verificationMaterial/x509CertificateChain/certificates", T::array},
       {"/verificationMaterial/tlogEntries", T::array},
       {"/verificationMaterial/timestampVerificationData", T::object},
       {"/verificationMaterial/timestampVerificationData/rfc3161Timestamps", T::array},

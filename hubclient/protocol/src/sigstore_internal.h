@@ -73,7 +73,7 @@ inline Error invalid(const std::string& what) { return Error(ErrorCode::InvalidM
 /// sha256 of [prefix byte] a b: RFC 6962 leaf (0) and node (1) hashes, or a plain digest.
 Bytes sha256_of(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b = {}, int prefix = -1);
 
-/// A bundle's one transparency-log entry (Rekor v1 JSON, proto3 names).
+/// A bundle's one transparency-log entry (Rekor v1 or v2, proto3 JSON names).
 struct LogEntry {
   std::int64_t log_index = 0;
   Bytes log_id;
@@ -103,7 +103,7 @@ Expected<KeylessBundle> parse_bundle(std::string_view text);
 /// Steps 4–5: the inclusion proof, the signed checkpoint, and the SET where there is one, against
 /// the trusted Rekor keys.
 Status verify_log_entry(const LogEntry& entry, const std::vector<LogKey>& rekor_keys);
-/// Step 8: the hashedrekord 0.0.1 entry records this signature, certificate and digest.
+/// Step 8: the hashedrekord entry (0.0.1 or 0.0.2) records this signature, certificate and digest.
 Status verify_log_body(const KeylessBundle& bundle, const Bytes& artifact_digest);
 
 /// True when `der` decodes as one TimeStampResp.

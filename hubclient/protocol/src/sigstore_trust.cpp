@@ -2,11 +2,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "khub/base/fs.h"
 #include "khub/base/hash.h"
 #include "json_fields.h"
 #include "sigstore_internal.h"
@@ -116,7 +115,8 @@ Expected<Bytes> b64(const Json& obj, const char* key, const std::string& where) 
 Expected<Validity> validity(const Json& obj, const std::string& where) {
   Validity v;
   auto it = obj.find("validFor");
-  if (it == obj.end()) return v;
+  if (it == obj.end() || it->is_null()) return v;
+  if (!it->is_object()) return bad_root(where + ".validFor is not an object");
   for (auto [key, field] : {std::pair{"start", &v.start}, std::pair{"end", &v.end}}) {
     if (!it->contains(key)) continue;
     const Json& t = (*it)[key];
@@ -186,11 +186,9 @@ Expected<SigstoreTrustRoot> SigstoreTrustRoot::parse(std::string_view text) {
 }
 
 Expected<SigstoreTrustRoot> SigstoreTrustRoot::load(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Error(ErrorCode::InvalidArgument, "sigstore trusted root " + file.string() + ": cannot be read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto root = parse(text.str());
+  auto text = read_file(file);
+  if (!text) return Error(ErrorCode::InvalidArgument, "sigstore trusted root " + file.string() + ": cannot be read");
+  auto root = parse(*text);
   if (!root) {
     Error e = root.error();
     e.message = file.string() + ": " + e.message;

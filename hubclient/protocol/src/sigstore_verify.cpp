@@ -83,23 +83,19 @@ Status verify_sct(X509* leaf, X509* issuer, const SigstoreTrustRoot::Impl& root)
   const int idx = pre ? X509_get_ext_by_NID(pre.get(), NID_ct_precert_scts, -1) : -1;
   if (idx < 0) return failed("cannot rebuild the precertificate");
   X509_EXTENSION_free(X509_delete_ext(pre.get(), idx));
-  unsigned char* tbs = nullptr;
-  const int tbs_len = i2d_re_X509_tbs(pre.get(), &tbs);
+  unsigned char* tbs_der = nullptr;
+  const int tbs_len = i2d_re_X509_tbs(pre.get(), &tbs_der);
+  const std::unique_ptr<unsigned char, void (*)(unsigned char*)> tbs(tbs_der, [](unsigned char* p) { OPENSSL_free(p); });
   if (tbs_len <= 0 || tbs_len >= (1 << 24)) return failed("cannot encode the precertificate");
   Bytes signed_data;
   put_be(signed_data, 0, 1);  // sct_version v1
   put_be(signed_data, 0, 1);  // signature_type certificate_timestamp
   put_be(signed_data, SCT_get_timestamp(sct), 8);
   put_be(signed_data, 1, 2);  // entry_type precert_entry
-  X509_PUBKEY* issuer_key = X509_get_X509_PUBKEY(issuer);
-  unsigned char* spki = nullptr;
-  const int spki_len = i2d_X509_PUBKEY(issuer_key, &spki);
-  const Bytes issuer_key_hash = sha256_of({spki, static_cast<size_t>(std::max(spki_len, 0))});
-  OPENSSL_free(spki);
+  const Bytes issuer_key_hash = key_id_of(X509_get0_pubkey(issuer));
   signed_data.insert(signed_data.end(), issuer_key_hash.begin(), issuer_key_hash.end());
   put_be(signed_data, static_cast<std::uint64_t>(tbs_len), 3);
-  signed_data.insert(signed_data.end(), tbs, tbs + tbs_len);
-  OPENSSL_free(tbs);
+  signed_data.insert(signed_data.end(), tbs.get(), tbs.get() + tbs_len);
   unsigned char* ext = nullptr;
   const size_t ext_len = SCT_get0_extensions(sct, &ext);
   put_be(signed_data, ext_len, 2);
@@ -114,8 +110,14 @@ Status verify_sct(X509* leaf, X509* issuer, const SigstoreTrustRoot::Impl& root)
 
 // Step 3: the Sigstore X.509 profile and kernels' identity policy.
 Status verify_identity(X509* leaf, const std::vector<GitHubWorkflowIdentity>& identities) {
-  if (!(X509_get_key_usage(leaf) & KU_DIGITAL_SIGNATURE)) return failed("key usage is not digital signature");
-  if (!(X509_get_extended_key_usage(leaf) & XKU_CODE_SIGN)) return failed("extended key usage lacks code signing");
+  // OpenSSL reports every usage for a certificate without the extension; sigstore-python needs both.
+  const uint32_t present = X509_get_extension_flags(leaf);
+  if (!(present & EXFLAG_KUSAGE) || !(X509_get_key_usage(leaf) & KU_DIGITAL_SIGNATURE)) {
+    return failed("key usage is not digital signature");
+  }
+  if (!(present & EXFLAG_XKUSAGE) || !(X509_get_extended_key_usage(leaf) & XKU_CODE_SIGN)) {
+    return failed("extended key usage lacks code signing");
+  }
   const auto issuer_v1 = extension_text(leaf, "1.3.6.1.4.1.57264.1.1", false);
   const auto issuer_v2 = extension_text(leaf, "1.3.6.1.4.1.57264.1.8", true);
   const auto repository = extension_text(leaf, "1.3.6.1.4.1.57264.1.12", true);
