@@ -339,6 +339,8 @@ class LeafSpec:
     source_repo: str = REPO
     issuer: str = GITHUB_ISSUER
     code_signing: bool = True
+    eku: bool = True  # False: no ExtendedKeyUsage extension at all
+    key_usage: bool = True  # False: no KeyUsage extension at all
     sct: str = "good"  # "good" | "bad" | "none"
 
 
@@ -360,8 +362,8 @@ def make_leaf(spec: LeafSpec, ca: CA, ct_key: ec.EllipticCurvePrivateKey) -> tup
         return x509.UnrecognizedExtension(oid, value)
 
     exts: list[tuple[x509.ExtensionType, bool]] = [
-        (usage, True),
-        (x509.ExtendedKeyUsage([eku]), False),
+        *([(usage, True)] if spec.key_usage else []),
+        *([(x509.ExtendedKeyUsage([eku]), False)] if spec.eku else []),
         (x509.SubjectKeyIdentifier.from_public_key(key.public_key()), False),
         (x509.AuthorityKeyIdentifier.from_issuer_public_key(ca.inter_key.public_key()), False),
         # Empty subject, so the SAN must be critical (RFC 5280 4.2.1.6).
@@ -726,6 +728,10 @@ CASES = [
     CaseSpec("body_mismatch", body_for_other_artifact=True),
     CaseSpec("expired_at_signing", integrated_after_expiry=True),
     CaseSpec("no_code_signing_eku", LeafSpec("no_code_signing_eku", code_signing=False)),
+    # No EKU / no KeyUsage extension at all: sigstore-python raises cryptography's
+    # ExtensionNotFound here (not a VerificationError); oracle_verify takes any exception.
+    CaseSpec("no_eku_extension", LeafSpec("no_eku_extension", eku=False)),
+    CaseSpec("no_key_usage_extension", LeafSpec("no_key_usage_extension", key_usage=False)),
     CaseSpec("digest_mismatch", corrupt_digest=True),
     CaseSpec("tsa_good", tsa="good", expect="ok"),
     # Unverifiable timestamps are dropped, not fatal: the SET's time still stands.
