@@ -4,12 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "khub/base/fs.h"
 #include "khub/protocol/signature.h"
 #include "khub/protocol/sigstore.h"
 #include "python_oracle.h"
@@ -20,10 +19,8 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  auto text = read_file(p);
+  return text ? *text : std::string();
 }
 
 class SigstoreOracle : public ::testing::Test {
