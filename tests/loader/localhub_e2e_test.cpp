@@ -41,6 +41,15 @@ fs::path write_test_build(const fs::path& root, const std::string& name, const s
   return root / "kernel";
 }
 
+// get_kernel options for version 1 from `server`, cached under `cache`.
+GetKernelOptions version_1_from(const localhub::Server& server, const fs::path& cache) {
+  GetKernelOptions o;
+  o.version = 1;
+  o.endpoint = server.url();
+  o.cache_dir = cache;
+  return o;
+}
+
 // The local hub in process, with a write token for org/* and org trusted.
 std::unique_ptr<localhub::Server> start_hub(const fs::path& root, bool resolve_cache_redirects) {
   localhub::ServerOptions so;
@@ -75,10 +84,7 @@ TEST(LocalhubE2E, PushThenGetKernelAndCall) {
   ASSERT_TRUE(pushed) << pushed.error().describe();
   EXPECT_EQ(pushed->branch, "v1");
 
-  GetKernelOptions o;
-  o.version = 1;
-  o.endpoint = server->url();
-  o.cache_dir = dir.path() / "cache";
+  GetKernelOptions o = version_1_from(*server, dir.path() / "cache");
   auto k = get_kernel("org/e2e-rmsnorm", o);
   ASSERT_TRUE(k) << k.error().describe();
   EXPECT_TRUE(k->verified());
@@ -126,10 +132,7 @@ TEST(LocalhubE2E, SignaturePolicyOnLoad) {
   auto pushed = push(build, *server, "org/signed");
   ASSERT_TRUE(pushed) << pushed.error().describe();
 
-  GetKernelOptions o;
-  o.version = 1;
-  o.endpoint = server->url();
-  o.cache_dir = dir.path() / "cache";
+  GetKernelOptions o = version_1_from(*server, dir.path() / "cache");
   o.signature_policy = protocol::SignaturePolicy::Require;
   o.trusted_keys = {other_public};
   auto refused = get_kernel("org/signed", o);
@@ -167,10 +170,7 @@ TEST(LocalhubE2E, KeylessSignatureOnLoad) {
   auto pushed = push(build, *server, "org/keyless");
   ASSERT_TRUE(pushed) << pushed.error().describe();
 
-  GetKernelOptions o;
-  o.version = 1;
-  o.endpoint = server->url();
-  o.cache_dir = dir.path() / "cache";
+  GetKernelOptions o = version_1_from(*server, dir.path() / "cache");
   o.signature_policy = protocol::SignaturePolicy::Require;
   // The public-good root did not issue this certificate.
   auto untrusted_root = get_kernel("org/keyless", o);
