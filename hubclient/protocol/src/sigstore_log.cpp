@@ -100,17 +100,12 @@ Status verify_set(const LogEntry& e, const std::vector<LogKey>& keys) {
   return {};
 }
 
-std::optional<Bytes> pem_to_der(std::string_view pem) {
+// Whether `pem` holds the certificate `leaf` (X509_cmp compares the DER encodings).
+bool pem_is(std::string_view pem, X509* leaf) {
   std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), BIO_free);
   std::unique_ptr<X509, decltype(&X509_free)> cert(bio ? PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr) : nullptr,
                                                    X509_free);
-  if (!cert) return std::nullopt;
-  unsigned char* der = nullptr;
-  const int len = i2d_X509(cert.get(), &der);
-  if (len <= 0) return std::nullopt;
-  Bytes out(der, der + len);
-  OPENSSL_free(der);
-  return out;
+  return cert && X509_cmp(cert.get(), leaf) == 0;
 }
 
 Bytes leaf_der(X509* leaf) {
@@ -148,8 +143,7 @@ std::string body_v001_mismatch(const Json& spec, const KeylessBundle& b, const B
   const Json& sig = object(spec, "signature");
   if (b64_value(sig, "content") != b.signature) return "signature";
   auto pem = b64_value(object(sig, "publicKey"), "content");
-  auto der = pem ? pem_to_der({reinterpret_cast<const char*>(pem->data()), pem->size()}) : std::nullopt;
-  if (!der || *der != leaf_der(b.leaf.get())) return "certificate";
+  if (!pem || !pem_is({reinterpret_cast<const char*>(pem->data()), pem->size()}, b.leaf.get())) return "certificate";
   return "";
 }
 
