@@ -2,14 +2,16 @@
 
 Same math and shapes as the C++ example: AdaLN modulation of a weight-less RMSNorm, q/k F.rms_norm
 (eps 1e-5) + diffusers' apply_rotary_emb with LTX's 3D tables, GELU-tanh of the feed-forward hidden.
-Times with CUDA events (median of 100 after warm-up) and prints one JSON object; examples/ltx_block
-prints khub's time for the same shapes, so the two together give the speedups in docs/benchmarks.md.
+Times with CUDA events (median of 100 after warm-up) and prints one JSON object with its provenance
+(commit, date, machine; bench/record.py; on the device machine set KHUB_COMMIT); --out F also writes
+it to F (bench/results/h200_ltx_block.json for the H200). examples/ltx_block prints khub's time for
+the same shapes, so the two together give the speedups in docs/benchmarks.md.
 
 --khub ROOT also times the block on khub's ops from Python, eagerly and inside torch.compile (their
 Meta registrations let it trace them; fullgraph=True), with each kernel's variant for this torch
 and device imported from ROOT/<kernel>/build/ as a package, no `kernels` client needed. It checks
 khub's outputs against the eager block's first (max |diff| in the JSON). The compiled khub block
-against the compiled PyTorch block is ops.md's custom-ops-plus-compile comparison. On CUDA both
+against the compiled PyTorch block says what custom ops add to torch.compile. On CUDA both
 blocks are also compiled with mode="reduce-overhead" (CUDA graphs, the ops captured in them).
 Each time is a median of one call alone ("_us", where the GPU waits for the host's work before the
 first kernel: Dynamo's guards, cudagraph trees' bookkeeping) and per call in a loop of ten
@@ -20,7 +22,7 @@ than the GPU's).
 E x max(|eager|, 1) from the eager block's: the eager block rounds to bf16 after each op, so 2 bf16
 ulps (0.016) are normal and ctest's smoke run (bench_ltx_block_cpu) allows 0.03.
 Usage: python bench/ltx_block_baselines.py [--frames 7 --height 16 --width 24] [--khub kernels]
-                                           [--device cpu] [--max-rel-diff E]
+                                           [--device cpu] [--max-rel-diff E] [--out F]
 """
 import argparse
 import importlib.util
@@ -32,6 +34,8 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+
+from record import dump, provenance
 
 D = 2048
 
@@ -160,6 +164,7 @@ def main():
     p.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     p.add_argument("--max-rel-diff", type=float, metavar="E",
                    help="exit 1 if a khub output differs from the eager block's by more than E x max(|eager|, 1)")
+    p.add_argument("--out", metavar="F", help="also write the JSON object to F")
     a = p.parse_args()
     torch.manual_seed(0)
     dev, b = a.device, 2
@@ -173,7 +178,8 @@ def main():
     cos, sin = rope_tables(b, a.frames, a.height, a.width, dev)
     args = (hidden, scale, shift, q, k, wq, wk, cos, sin, ff)
     compiled = torch.compile(block, dynamic=False)
-    out = {"shape": [b, s, D], "gpu": torch.cuda.get_device_name() if dev == "cuda" else "cpu",
+    gpu = torch.cuda.get_device_name() if dev == "cuda" else None
+    out = {"provenance": provenance(gpu=gpu), "shape": [b, s, D], "gpu": gpu or "cpu",
            "torch": torch.__version__, **timings("eager", lambda: block(*args)),
            **timings("compile", lambda: compiled(*args))}
     if a.khub:
@@ -198,6 +204,8 @@ def main():
         graphed = compile_graphed(block, args)
         out |= timings("compile_graphs", lambda: graphed(*args))
     print(json.dumps(out))
+    if a.out:
+        dump(out, a.out)
     worst = max((v for key, v in out.items() if key.endswith("_rel_diff")), default=0.0)
     if a.max_rel_diff is not None and worst > a.max_rel_diff:
         sys.exit(f"ltx_block_baselines: khub's block differs from the eager block by {worst:.3g} "

@@ -6,9 +6,10 @@ online in its own process, khub through build/bench/kernel_bench (KHUB_BENCH_REP
 HF_HUB_OFFLINE=1) on a fresh cache, and the Python client offline on the cache khub filled. Each
 side's first call in its process is reported apart (download and import / dlopen); the medians
 are of warm calls on a cached, already loaded kernel.
-Writes one JSON file with both sides and the ratios (Python median / khub median).
+Writes one JSON file with both sides, the ratios (Python median / khub median) and its provenance
+(commit, date, machine; bench/record.py), by default bench/results/cpu_<n>core_warm_get_kernel.json.
 
-  .venv/bin/python bench/warm_get_kernel.py --out bench/results/warm_get_kernel_<commit>.json
+  .venv/bin/python bench/warm_get_kernel.py
 """
 import argparse
 import json
@@ -18,8 +19,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
 from pathlib import Path
+
+from record import RESULTS, dump, machine_label, provenance
 
 ROOT = Path(__file__).resolve().parents[1]
 REPO = "user/rmsnorm"
@@ -85,7 +87,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", type=Path, default=ROOT / "build", help="khub's build folder")
     parser.add_argument("--calls", type=int, default=50, help="warm Python calls per mode")
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--out", type=Path, default=RESULTS / f"{machine_label()}_warm_get_kernel.json")
     args = parser.parse_args()
     khub, kernel_bench = args.build / "bin" / "khub", args.build / "bench" / "kernel_bench"
     kernel_build = ROOT / "kernels" / "rmsnorm" / "build"
@@ -116,11 +118,8 @@ def main():
 
     import kernels
     import torch
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
     result = {
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "commit": commit,
+        "provenance": provenance(),
         "cpus": os.cpu_count(),
         "load_average": os.getloadavg(),
         "torch": torch.__version__,
@@ -130,8 +129,7 @@ def main():
         "khub": khub_times,
         "ratio": {mode: python[mode]["median_ms"] / khub_times[mode]["median_ms"] for mode in ("online", "offline")},
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    dump(result, args.out)
     for mode in ("online", "offline"):
         print(f"{mode}: Python {python[mode]['median_ms']:.2f} ms, khub {khub_times[mode]['median_ms']:.2f} ms, "
               f"ratio {result['ratio'][mode]:.1f}x (first call: Python {python[mode]['first_ms']:.0f} ms)")

@@ -1,11 +1,12 @@
-"""PyTorch baselines for the kernels benchmark, same method as kernels_bench (ops.md §7):
+"""PyTorch baselines for the kernels benchmark, same method as kernels_bench (docs/benchmarks.md):
 eager model formulas, F.rms_norm and torch.compile(dynamic=False), cold (rotated buffers, sleep gap,
 CUDA events) and warm (CUDA graph of 20 calls). Also checks khub's cuda variants against eager
 before timing (loaded with torch.ops.load_library) and times them here too, as the baseline named
 "khub (same process)": kernels_bench runs in another process, and where khub and torch.compile are
-within 1-2 % only one process, one machine state, decides which is faster. Writes JSON.
+within 1-2 % only one process, one machine state, decides which is faster. Writes JSON with its
+provenance (commit, date, machine; bench/record.py), by default bench/results/<machine>_baselines.json.
 
-usage: baselines.py --out baselines.json --variants kernels/  [--no-compile]
+usage: baselines.py [--out F] --variants kernels/ [--commit SHA] [--no-compile]
 """
 import argparse
 import glob
@@ -13,9 +14,13 @@ import json
 import math
 import os
 import subprocess
+import sys
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from record import RESULTS, dump, machine_label, provenance, source_commit  # noqa: E402
 
 L2 = torch.cuda.get_device_properties(0).L2_cache_size
 BF16 = torch.bfloat16
@@ -36,7 +41,7 @@ def stats(v):
 # GPU idle gap ahead of each cold call: ~130 us at the H200's 1.98 GHz, longer than any baseline's
 # host-side call (torch.compile's Python wrapper took 30-70 us), so the events time the GPU work and
 # not the host's launch. 60000 cycles (~30 us) let torch.compile's cold numbers read host-bound in
-# some runs (q_norm 35.7 in one run, 71.8 in the next; docs/gpu-measurements.md, version 17).
+# some runs (q_norm 35.7 in one run, 71.8 in the next).
 GAP_CYCLES = 240000
 
 
@@ -281,15 +286,16 @@ def env():
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default="baselines.json")
+    ap.add_argument("--out", help="default: bench/results/<machine>_baselines.json")
     ap.add_argument("--variants", default="kernels")
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument("--no-khub", action="store_true", help="skip timing khub's ops in this process")
     ap.add_argument("--dtypes", default="bfloat16,float16,float32", help="comma-separated subset of the cases' dtypes")
-    ap.add_argument("--commit", default="unknown", help="khub source commit of the ops timed in this process")
+    ap.add_argument("--commit",
+                    help="khub source commit of the ops timed in this process (default: $KHUB_COMMIT, else git HEAD)")
     ap.add_argument("--ops", default="", help="comma-separated op names to run (default: all)")
     a = ap.parse_args()
-    doc = {"harness": "baselines.py (PyTorch, CUDA events)", "commit": a.commit, **env()}
+    doc = {"harness": "baselines.py (PyTorch, CUDA events)", "commit": source_commit(a.commit), **env()}
     src = torch.empty(1 << 29, device="cuda", dtype=torch.float16)
     dst = torch.empty_like(src)
     c = stats(time_events(20, False, lambda i: dst.copy_(src)))
@@ -332,7 +338,8 @@ def main():
             results.append(r)
         torch.cuda.empty_cache()
     doc["results"] = results
-    json.dump(doc, open(a.out, "w"), indent=2)
+    doc["provenance"] = provenance(doc["commit"], gpu=doc["gpu"])
+    dump(doc, a.out or RESULTS / f"{machine_label(doc['gpu'])}_baselines.json")
 
 
 if __name__ == "__main__":

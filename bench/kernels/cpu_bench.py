@@ -1,15 +1,20 @@
 """CPU timings of the bundled kernels' cpu variants against the eager PyTorch formulas (bf16, wall
 clock, median of N calls after two warm-ups, torch's default thread count). Run from the repo root
-after a build: python3 bench/kernels/cpu_bench.py [--out cpu_bench.json]
+after a build: python3 bench/kernels/cpu_bench.py [--out F]; by default it writes
+bench/results/cpu_<n>core_cpu_bench.json with its provenance (commit, date, machine; bench/record.py).
 """
 import argparse
 import glob
 import json
 import os
+import sys
 import time
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from record import RESULTS, dump, machine_label, provenance  # noqa: E402
 
 BF16 = torch.bfloat16
 
@@ -70,7 +75,7 @@ def cases(ops):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default="cpu_bench.json")
+    ap.add_argument("--out", default=str(RESULTS / f"{machine_label()}_cpu_bench.json"))
     ap.add_argument("--reps", type=int, default=15)
     a = ap.parse_args()
     ops = load_ops()
@@ -80,8 +85,8 @@ def main():
         k, e = median_ms(khub, a.reps), median_ms(eager, a.reps)
         rows.append({"op": op, "shape": shape, "khub_ms": k, "eager_ms": e})
         print(f"{op:22s} {str(shape):22s} khub {k:8.2f} ms  eager {e:8.2f} ms  {e / k:5.2f}x")
-    json.dump({"torch": torch.__version__, "threads": torch.get_num_threads(), "results": rows},
-              open(a.out, "w"), indent=1)
+    dump({"provenance": provenance(), "torch": torch.__version__, "threads": torch.get_num_threads(),
+          "results": rows}, a.out)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,16 @@
-"""Turns the H200 results (kernels_bench JSON + baselines JSON) into the kernels section of
-docs/benchmarks.md (a markdown table on stdout) and a PNG plot.
+"""The H200 kernels results as one wide markdown table (stdout) and the plot docs/benchmarks.md shows.
 
-usage: report.py kernels_bench.json baselines.json [more_baselines.json ...] --png F > table.md
-A later baselines file replaces the earlier ones' rows for the cases it has (e.g. an fp32-only rerun
-after an fp32 change). The plot needs matplotlib (a separate venv, e.g. .venv-plot; not the project venv).
+usage: report.py [kernels.json] [baselines.json ...] [--png bench/results/kernels_h200.png] > table.md
+Defaults: bench/results/h200_kernels.json and bench/results/h200_baselines.json. A later baselines
+file replaces the earlier ones' rows for the cases it has (e.g. an fp32-only rerun after an fp32
+change). The plot needs matplotlib (a separate venv, e.g. .venv-plot; not the project venv).
+docs/benchmarks.md itself comes from bench/render_docs.py (standard library only).
 """
 import argparse
 import json
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 
 
 SHORT = {"bfloat16": "", "float16": " fp16", "float32": " fp32"}
@@ -29,8 +33,8 @@ def label(r):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("khub")
-    ap.add_argument("baselines", nargs="+")
+    ap.add_argument("khub", nargs="?", default=str(RESULTS / "h200_kernels.json"))
+    ap.add_argument("baselines", nargs="*", default=[str(RESULTS / "h200_baselines.json")])
     ap.add_argument("--png")
     a = ap.parse_args()
     kh = json.load(open(a.khub))

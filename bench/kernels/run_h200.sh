@@ -3,13 +3,15 @@
 # torch, then the stages named on the command line, in order:
 #   test      GPU correctness suite (kernels_gpu_test)
 #   sanitize  compute-sanitizer memcheck over the suite minus the >2^31-element cases
-#   bench     kernels_bench (C++, CUDA events), with the few-row host-time breakdown -> $OUT/kernels_bench.json
-#   baselines PyTorch eager / F.rms_norm / torch.compile -> $OUT/baselines.json
+#   bench     kernels_bench (C++, CUDA events), with the few-row host-time breakdown -> $OUT/h200_kernels.json
+#   baselines PyTorch eager / F.rms_norm / torch.compile -> $OUT/h200_baselines.json
 #   mutate    rebuilds the suite with griddepcontrol.wait removed from every kernel and runs the
 #             chained-calls tests, which must fail (put it last: it leaves the mutated build)
-# Logs and JSON land in $OUT (default /tmp/khub-out). KHUB_COMMIT names the source commit: write the
-# local SHA into the device command, as the device's copy of the tree keeps the session's first
-# commit as its git HEAD.
+# Logs and JSON land in $OUT (default /tmp/khub-out). The JSON files carry their provenance (commit,
+# date, machine; bench/record.py) and have the names of bench/results/, so a run's results replace the
+# current ones there as they are (render docs/benchmarks.md with bench/render_docs.py afterwards).
+# KHUB_COMMIT names the source commit: write the local SHA into the device command, as the device's
+# copy of the tree keeps the session's first commit as its git HEAD.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/khub-out}
@@ -46,8 +48,9 @@ for stage in "$@"; do
     sanitize) timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 $test_bin \
                 --gtest_brief=1 --gtest_filter='-*Large*:*Errors*' > "$OUT/sanitizer.log" 2>&1
               echo "sanitizer rc=$?"; grep -E "ERROR SUMMARY|tests ran|PASSED|FAILED" "$OUT/sanitizer.log" | tail -5 ;;
-    bench) $bench_bin --out "$OUT/kernels_bench.json" --commit "$commit" --host-breakdown \
-             > "$OUT/bench.log" 2>&1; echo "bench rc=$?"; cat "$OUT/bench.log" ;;
+    bench) $bench_bin --out "$OUT/h200_kernels.json" --commit "$commit" --host-breakdown \
+             > "$OUT/bench.log" 2>&1; echo "bench rc=$?"; cat "$OUT/bench.log"
+           python3 bench/record.py stamp "$OUT/h200_kernels.json" --commit "$commit" ;;
     mutate) hdr=kernels/common/include/khub_kernels/launch.cuh
             sed 's|asm volatile("griddepcontrol.wait;" ::: "memory");|/* mutation: no wait */|' $hdr > "$OUT/launch.cuh"
             if cmp -s $hdr "$OUT/launch.cuh"; then echo "mutation not applied"; continue; fi
@@ -58,7 +61,7 @@ for stage in "$@"; do
             $test_bin --gtest_brief=1 --gtest_filter='*Chained*' --gtest_repeat=3 > "$OUT/mutate.log" 2>&1
             echo "mutant (no griddepcontrol.wait): chained-calls tests rc=$? (non-zero = caught)"
             grep -E "FAILED|PASSED|Failure" "$OUT/mutate.log" | sort | uniq -c | head -8 ;;
-    baselines) PYTHONUNBUFFERED=1 python3 bench/kernels/baselines.py --out "$OUT/baselines.json" --variants kernels --commit "$commit" \
+    baselines) PYTHONUNBUFFERED=1 python3 bench/kernels/baselines.py --out "$OUT/h200_baselines.json" --variants kernels --commit "$commit" \
                  > "$OUT/baselines.log" 2>&1; echo "baselines rc=$?"; tail -60 "$OUT/baselines.log" ;;
   esac
 done
