@@ -1,4 +1,4 @@
-// The benchmark suite (ops.md §8, §10): bf16 shapes of LTX-Video, Qwen3 and SD, and the fp16 / fp32
+// The benchmark suite: bf16 shapes of LTX-Video, Qwen3 and SD, and the fp16 / fp32
 // subset (one or two shapes of each op).
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/cuda/Sleep.h>
@@ -128,7 +128,7 @@ Case rope_api(int64_t b, int64_t s) {
 }
 
 Case adaln(int64_t b, int64_t s, int64_t d, ScalarType dt = at::kBFloat16) {
-  const double bytes = esize(dt) * 2 * b * s * d;  // table / temb ignored (ops.md §8)
+  const double bytes = esize(dt) * 2 * b * s * d;  // x read, y written; table / temb not counted
   return {"adaln_rms_table", str({b, s, d}), dtype_name(dt), bytes, [=] {
             auto x = at::randn({b, s, d}, on_gpu(dt));
             auto table = at::randn({6, d}, on_gpu(dt)) * 0.1, temb = at::randn({b, 1, 6 * d}, on_gpu(dt)) * 0.1;

@@ -1,5 +1,5 @@
 // kernels_bench: times khub's cuda variants (loaded from their variant dirs, called through the
-// dispatcher) with CUDA events; writes JSON. Method (ops.md §7):
+// dispatcher) with CUDA events; writes JSON. Method:
 //  * cold: median (p10, p90) of >= 100 calls, each on the next of k buffer sets whose footprint is
 //    >= 4x L2; a sleep kernel ahead of each call keeps host launch time out of the event window;
 //  * warm: CUDA graph of 20 calls on one set, per-call time, median of 30 replays;
@@ -28,7 +28,7 @@
 #include "bench_support.h"
 #include "event_timing.h"
 
-// The kernel modules' PyInit_<id> references this; never called (see kernel-layout §8).
+// The kernel modules' PyInit_<id> references this; never called (see khub/loader/loader.h).
 extern "C" __attribute__((visibility("default"))) void* PyModule_Create2(void*, int) { return nullptr; }
 
 namespace {

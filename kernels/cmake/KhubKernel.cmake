@@ -97,7 +97,7 @@ function(_khub_read_build_toml file prefix)
   set(${prefix}_version "${CMAKE_MATCH_1}" PARENT_SCOPE)
 endfunction()
 
-# metadata.json (kernel-layout §11): serde pretty, 2-space indent, no trailing newline, no digest
+# metadata.json as kernel-builder writes it: serde pretty, 2-space indent, no trailing newline, no digest
 # (`khub hash` adds it; see KHUB_KERNELS_DIGEST).
 function(_khub_write_metadata file name id version license backend archs)
   set(j "{\n  \"name\": \"${name}\",\n  \"id\": \"${id}\",\n  \"version\": ${version},\n")

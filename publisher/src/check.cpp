@@ -76,7 +76,7 @@ class Checker {
     return std::move(m).value();
   }
 
-  // kernel-layout.md §18: names from the general table or the variant backend's table.
+  // kernels' python-depends allow-list: names from the general table or the variant backend's table.
   void check_python_depends(const VariantDir& v, const protocol::KernelMetadata& m) {
     static const std::set<std::string> kGeneral = {"einops", "helion", "tvm-ffi"};
     static const std::map<protocol::BackendType, std::set<std::string>> kBackend = {

@@ -18,7 +18,7 @@ std::vector<std::uint8_t> digest_of(std::string_view data, HashAlgorithm a) {
   return h.finish();
 }
 
-// Vectors from kernel-layout.md §12 (kernel-builder digests) and §15.2 (git blob ids).
+// Vectors of kernel-builder digests and of the git blob ids of lock_test's git_lfs_concat vector.
 TEST(Hash, DigestVectorsMatchKernelBuilder) {
   EXPECT_EQ(base64_encode(digest_of("hello world", HashAlgorithm::Sha256)),
             "uU0nuZNNPgilLlLX2n2r+sSE7+N6U4DukIj3rOLvzek=");

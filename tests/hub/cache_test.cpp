@@ -1,4 +1,4 @@
-// Cache paths and the ref / pointer I/O (hub-protocol §5.2–§5.3).
+// Cache paths and the ref / pointer I/O (docs/protocol.md, Cache layout).
 #include <gtest/gtest.h>
 
 #include <fstream>

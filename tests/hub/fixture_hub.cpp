@@ -150,7 +150,7 @@ struct FixtureHub::State {
   void routes();
 };
 
-// Routes: the subset of hub-protocol.md §8 that the client uses.
+// Routes: the subset of the Hub's API that the client uses.
 
 namespace {
 std::string id_of(const httplib::Match& m, int first) { return std::string(m[first]) + "/" + std::string(m[first + 1]); }

@@ -1,7 +1,7 @@
 #pragma once
 // A small Hub-compatible server for tests, on 127.0.0.1 port 0, with a second "CDN" server on
 // localhost (another host for the client) that serves LFS blobs. It speaks the subset of
-// hub-protocol.md the client uses, and can inject faults: error statuses, 429s, dropped
+// docs/protocol.md the client uses, and can inject faults: error statuses, 429s, dropped
 // connections, ignored ranges, corrupted bytes, garbage JSON, escaping tree paths, pagination.
 #include <atomic>
 #include <map>

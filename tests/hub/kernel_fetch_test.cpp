@@ -66,7 +66,7 @@ TEST_F(FetchTest, VersionToVerifiedVariant) {
   EXPECT_EQ(test::slurp(cache_.path() / "kernels--org--relu" / "refs" / "v1"), v1_);
   EXPECT_TRUE(fs::exists(cache_.path() / "kernels--org--relu" / ".no_exist" / v1_ / "kernel-status.toml"));
   ASSERT_EQ(k->warnings.size(), 1u);
-  // The first requests follow hub-protocol §4.5.
+  // The first requests follow get_kernel's sequence (docs/protocol.md, Kernel repositories).
   auto reqs = hub_.requests();
   ASSERT_GE(reqs.size(), 4u);
   EXPECT_EQ(reqs[0].path, "/api/organizations/org/overview");

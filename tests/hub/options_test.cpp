@@ -1,4 +1,5 @@
-// ClientOptions::from_environment: cache root, token and endpoint precedence (hub-protocol §5.1, §6).
+// ClientOptions::from_environment: cache root, token and endpoint precedence (docs/protocol.md,
+// Cache layout and Tokens).
 #include <gtest/gtest.h>
 
 #include <cstdlib>

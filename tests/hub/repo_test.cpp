@@ -1,4 +1,4 @@
-// Repo ids, URL shapes and path safety (hub-protocol §1.1).
+// Repo ids, URL shapes and path safety (docs/protocol.md, Endpoints and repo types).
 #include <gtest/gtest.h>
 
 #include "khub/base/redact.h"

@@ -1,4 +1,4 @@
-// The variant dirs themselves: kernel-layout §10-§11 (files, id, metadata.json bytes, PyInit).
+// The variant dirs themselves: files, id, metadata.json bytes, PyInit.
 #include <dlfcn.h>
 
 #include <filesystem>
@@ -47,7 +47,8 @@ TEST(VariantLayout, EveryVariantDirHasKernelBuilderLayout) {
     if (backend == "cuda") {
       EXPECT_EQ(meta.at("backend").at("archs"), nlohmann::ordered_json::array({"9.0+PTX"}));
     }
-    // serde_json pretty printing (keys in §11 order): re-serialising with a 2-space indent gives the same bytes.
+    // serde_json pretty printing (keys in kernels-data's order): re-serialising with a 2-space indent
+    // gives the same bytes.
     EXPECT_EQ(meta.dump(2), text);
     EXPECT_EQ(meta.at("python-depends"), nlohmann::ordered_json::array());
     EXPECT_EQ(meta.at("kernel-depends"), nlohmann::ordered_json::array());

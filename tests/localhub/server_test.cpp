@@ -238,7 +238,7 @@ TEST_F(ServerTest, ResolveLfsFileRedirectsToBlobUrl) {
   auto entry = tree[1];
   EXPECT_EQ(entry["path"], "w.bin");
   EXPECT_EQ(entry["lfs"]["oid"], sha);
-  EXPECT_EQ(entry["lfs"]["pointerSize"], 131);  // 127 for a 2-digit size (spec vector) + 4 digits
+  EXPECT_EQ(entry["lfs"]["pointerSize"], 131);  // 127 for a 2-digit size (see tree_hash_test) + 4 digits
 }
 
 class AuthTest : public ServerFixture {

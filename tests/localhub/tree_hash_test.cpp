@@ -1,5 +1,5 @@
 // Git object ids and repo path rules (localhub/src/tree_hash.cpp), checked against ids computed
-// by git itself (git write-tree / commit-tree with fixed dates) and the spec's LFS vectors.
+// by git itself (git write-tree / commit-tree with fixed dates) and a known LFS pointer vector.
 #include "tree_hash.h"
 
 #include <gtest/gtest.h>

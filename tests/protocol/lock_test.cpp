@@ -5,7 +5,7 @@
 namespace khub::protocol {
 namespace {
 
-// Vector of kernel-layout.md §15.2.
+// The git_lfs_concat test vector: three git blobs and one LFS file of one variant.
 std::vector<TreeFile> spec_tree(const std::string& variant) {
   const std::string base = "build/" + variant + "/";
   return {

@@ -59,7 +59,7 @@ TEST_F(AbiOracle, CleanModuleSameFindings) {
 }
 
 // kernel-abi-check takes symbols from .symtab, so a stripped module passes it vacuously
-// (kernel-layout.md §17, inferred). khub reads .dynsym with its GNU version tables, which stripping
+// (inferred). khub reads .dynsym with its GNU version tables, which stripping
 // keeps: the same findings as for the unstripped module. This is a deliberate difference.
 TEST_F(AbiOracle, StrippedModuleKhubStillFinds) {
   EXPECT_TRUE(oracle_findings(KHUB_FIXTURE_ABI_DIRTY_STRIPPED).empty());

@@ -17,7 +17,7 @@ constexpr const char* kCuda128 = R"({"os": "linux", "cpu": "x86_64", "torch": "2
 constexpr const char* kRocm71 = R"({"os": "linux", "cpu": "x86_64", "torch": "2.10", "cxx11_abi": true,
   "backend": "rocm", "backend_version": "7.1", "tvm_ffi": null, "macos": null})";
 constexpr const char* kSetR =
-    "# set R of kernel-layout.md section 7\n"
+    "# set R of resolve_test.cpp\n"
     "torch210-cxx11-cu128-x86_64-linux\ntorch210-cxx11-cu126-x86_64-linux\r\n"
     "torch210-cxx11-cu130-x86_64-linux\n\n  torch210-cxx11-rocm70-x86_64-linux  \ntorch210-cxx11-cpu-x86_64-linux\n"
     "torch210-cpu-aarch64-darwin\ntorch210-metal-aarch64-darwin\ntorch-cuda\ntorch-cpu\n";

@@ -1,4 +1,4 @@
-// Host facts: backend override (§3.3), host JSON, torch-free detection, default candidates.
+// Host facts: backend override, host JSON, torch-free detection, default candidates.
 #include "khub/variants/host.h"
 
 #include <gtest/gtest.h>

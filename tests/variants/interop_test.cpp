@@ -1,5 +1,5 @@
 // khub against the Python `kernels` package from KHUB_PYTHON: the same parse results and texts, the
-// same accepted variants in the same order (ties aside) and the same choice, for the spec's tables and
+// same accepted variants in the same order (ties aside) and the same choice, for resolve_test's tables and
 // generated names and hosts. Skips when the interpreter or the package is missing; needs no network.
 #include <gtest/gtest.h>
 

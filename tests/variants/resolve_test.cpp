@@ -1,5 +1,5 @@
-// Acceptance, preference order and trace: every worked table of kernel-layout.md §7 and the
-// resolution cases of upstream's test_variants.py (§20).
+// Acceptance, preference order and trace: worked tables for name sets R and M and other hosts, and
+// the resolution cases of upstream's test_variants.py.
 #include "khub/variants/resolve.h"
 
 #include <gtest/gtest.h>

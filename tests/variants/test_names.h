@@ -1,6 +1,6 @@
 #pragma once
-// Name lists shaped like upstream's test_variants.py (kernel-layout.md §20), built from the spec's
-// description rather than copied.
+// Name lists shaped like upstream's test_variants.py, built from a description of its lists rather
+// than copied.
 #include <string>
 #include <vector>
 

@@ -1,4 +1,4 @@
-// Variant names: grammar, rendering and upstream's exact parse errors (kernel-layout.md §2).
+// Variant names: grammar, rendering and upstream's exact parse errors.
 #include "khub/variants/variant.h"
 
 #include <gtest/gtest.h>
@@ -83,7 +83,7 @@ TEST(VariantNames, BackendTokens) {
 }
 
 TEST(VariantNames, ParseOutcomesTable) {
-  // kernel-layout.md §2.4 plus the other upstream texts, with Python's repr() quoting.
+  // Upstream's parse outcomes and error texts, with Python's repr() quoting.
   const std::pair<const char*, const char*> cases[] = {
       {"torch210-cxx11-cu128-x86_64", "Invalid arch variant parts: ['cu128', 'x86_64']"},
       {"torch210-cxx11-cu128-x86_64-linux-extra", "Invalid arch variant parts: ['cu128', 'x86_64', 'linux', 'extra']"},

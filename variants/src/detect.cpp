@@ -1,4 +1,4 @@
-// Host facts without torch (kernel-layout.md §3.1–§3.2): uname mapped like Python's platform module,
+// Host facts without torch: uname mapped like Python's platform module,
 // the CUDA runtime version from libcudart and the device capability from libcuda, both via dlopen;
 // a ROCm device's arch from the amdgpu driver's topology in sysfs.
 #include "khub/variants/host.h"

@@ -1,4 +1,4 @@
-// Backend override (kernel-layout.md §3.3) and the host JSON of `khub variants --host`.
+// Backend override and the host JSON of `khub variants --host`.
 #include "khub/variants/host.h"
 
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-// Acceptance (kernel-layout.md §4), preference order (§5) and trace (§6), as `kernels/variants.py` does
+// Acceptance, preference order and trace (docs/variants.md), as `kernels/variants.py` does
 // them, plus khub's tie-break so the order never depends on the order of the input.
 #include "khub/variants/resolve.h"
 

@@ -1,4 +1,4 @@
-// Variant names: parse and render exactly like the Python `kernels` client (kernel-layout.md §2).
+// Variant names: parse and render exactly like the Python `kernels` client.
 #include "khub/variants/variant.h"
 
 #include <cassert>

@@ -1,5 +1,5 @@
 #pragma once
-// ABI rules for native modules (kernel-layout.md §17), as `kernel-builder check-abi` applies them:
+// ABI rules for native modules, as `kernel-builder check-abi` applies them:
 // manylinux_2_28 symbol versions (set membership), Python abi3 (stable-ABI symbols added <= 3.9, no
 // other Py* symbols), plus khub's own needed-library allow-list and op-namespace evidence.
 #include <filesystem>
@@ -58,7 +58,7 @@ struct Abi3Violation {
 /// Added-in version of a stable-ABI symbol ("3.2"), or none. Source: publisher/src/stable_abi_symbols.inc.
 [[nodiscard]] std::optional<std::string> stable_abi_added(std::string_view symbol);
 
-/// Torch stable-ABI rule (kernel-layout.md §17.4, demangling part): undefined C++ symbols in `c10::`,
+/// Torch stable-ABI rule (its demangling part): undefined C++ symbols in `c10::`,
 /// `at::` or `torch::` other than `torch::stable::`, demangled. (The shim-version part needs
 /// `shim_function_versions.txt`, which khub does not ship.)
 [[nodiscard]] std::vector<std::string> check_torch_stable_abi(const ElfInfo& elf);

@@ -1,6 +1,6 @@
 #pragma once
 // A kernel build on disk: the directory holding `build/<variant>/metadata.json` trees, found the way
-// `kernel-builder upload` finds it (hub-protocol.md §7.7 step 1).
+// `kernel-builder upload` finds it: the first of DIR/result, DIR/build, DIR with such a subdirectory.
 #include <filesystem>
 #include <string>
 #include <vector>

@@ -1,6 +1,6 @@
 #pragma once
-// `khub check`: everything `khub push` verifies before any network call (kernel-layout.md §17
-// pre-flight): variant names parse, metadata.json parses with the required keys, one version across
+// `khub check`: everything `khub push` verifies before any network call (its pre-flight): variant
+// names parse, metadata.json parses with the required keys, one version across
 // variants, metadata.id == native module stem == registered op namespace, digest recomputed, and
 // the ABI rules for every Linux ELF module.
 #include <string>

@@ -1,6 +1,6 @@
 #pragma once
 // `khub hash`: writes each variant's digest into its metadata.json, as `kernel-builder hash` does
-// (kernel-layout.md §10.1 pipeline: strip → drop __pycache__ → digest → sign → upload).
+// (kernel-builder's pipeline: strip → drop __pycache__ → digest → sign → upload).
 #include <string>
 #include <vector>
 

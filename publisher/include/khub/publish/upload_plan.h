@@ -1,6 +1,6 @@
 #pragma once
 // What `khub push` changes on each branch, decided without the network from the local build and
-// the branch's current file list (hub-protocol.md §7.7 step 8): README.md from CARD.md on `main`;
+// the branch's current file list (docs/protocol.md, Publish flow): README.md from CARD.md on `main`;
 // on the version branch, benchmarks and build files added, stale files of the pushed variants
 // deleted (every stale build/ file on a new branch), files whose content is already there skipped.
 #include <cstdint>

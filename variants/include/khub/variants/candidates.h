@@ -1,5 +1,5 @@
 #pragma once
-// The variant names khub's publisher builds for a host (kernel-layout.md §2.5): what `khub variants`
+// The variant names khub's publisher builds for a host: what `khub variants`
 // resolves when it is given no candidates file.
 #include <string>
 #include <vector>

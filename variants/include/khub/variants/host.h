@@ -1,5 +1,5 @@
 #pragma once
-// The facts about a host that decide which variants it accepts (kernel-layout.md §3). Code that
+// The facts about a host that decide which variants it accepts (docs/variants.md, Host facts). Code that
 // has no torch builds a HostInfo itself or calls detect_host_without_torch(); torch_bridge's
 // detect_host() fills it from LibTorch.
 #include <filesystem>

@@ -1,6 +1,6 @@
 #pragma once
 // Acceptance, preference order and the decision trace, as the Python `kernels` client does them
-// (kernel-layout.md §4–§6), with khub's deterministic tie-break: arch before noarch, then name.
+// (docs/variants.md), with khub's deterministic tie-break: arch before noarch, then name.
 #include <array>
 #include <string>
 #include <utility>
@@ -32,7 +32,7 @@ struct Resolution {
 /// The name noarch variants must carry for this backend: its name, `npu` for CANN.
 [[nodiscard]] std::string_view noarch_backend_name(const Backend& backend);
 
-/// Upstream's 5-integer preference key (§5): ascending, accepted first. Equal keys are ties that
+/// Upstream's 5-integer preference key: ascending, accepted first. Equal keys are ties that
 /// khub breaks by arch before noarch, then by name in byte order.
 [[nodiscard]] std::array<int, 5> sort_key(const Decision& decision);
 
@@ -51,7 +51,7 @@ struct Resolution {
 /// first_loadable() (a pointer into `resolution`) or a NoVariant error whose notes are the trace lines. `where` names the source,
 /// e.g. `kernels-community/relu (revision: v1)`. Nothing accepted: upstream's
 /// `Cannot find a build variant for this system in <where>`; only noarch/tvm-ffi accepted:
-/// `no variant in <where> loads without Python: accepted <names>` (kernel-layout.md §8).
+/// `no variant in <where> loads without Python: accepted <names>`.
 [[nodiscard]] Expected<const Decision*> choose_loadable(const Resolution& resolution, std::string_view where);
 
 }  // namespace khub::variants

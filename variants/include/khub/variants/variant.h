@@ -1,6 +1,6 @@
 #pragma once
 // Build-variant names as kernel-builder writes them and the Python `kernels` client parses them
-// (kernel-layout.md §2): torch arch (`torch212-cxx11-cu130-x86_64-linux`), stable ABI
+// (docs/variants.md, Grammar): torch arch (`torch212-cxx11-cu130-x86_64-linux`), stable ABI
 // (`torch-stable-abi211-cu128-x86_64-linux`), tvm-ffi (`tvm-ffi01-cu130-x86_64-linux`),
 // noarch (`torch-cuda`) and the legacy `torch-universal`.
 #include <optional>

@@ -1,5 +1,5 @@
 #pragma once
-// Loads a kernel's native module into a process that has no Python (kernel-layout §8).
+// Loads a kernel's native module into a process that has no Python.
 // Kernel modules export PyInit_<id>, which references Python C-API symbols (PyModule_Create2). When
 // the process has no Python, a tiny stub library defining those symbols (never called) is loaded
 // globally once; then the module is dlopened with RTLD_NOW | RTLD_LOCAL, so a module linked with
