@@ -47,3 +47,10 @@ function(khub_test name)
     DISCOVERY_MODE PRE_TEST ${filter}
     PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} ENVIRONMENT "${ARG_ENVIRONMENT}")
 endfunction()
+
+# khub_use_json_fields(<target>): the never-throwing readers of untrusted JSON (core/json/khub/json/
+# fields.h), a private header shared by the libraries that parse Hub answers; not installed.
+function(khub_use_json_fields target)
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/core/json)
+  target_link_libraries(${target} PRIVATE nlohmann_json::nlohmann_json)
+endfunction()

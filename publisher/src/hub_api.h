@@ -1,7 +1,7 @@
 #pragma once
-// The Hub upload endpoints `khub push` calls (hub-protocol.md §7), over an UploadTransport: bearer
-// auth on Hub-host requests only, retries with backoff for transient failures (never for the NDJSON
-// commit), and status/X-Error-Code → ErrorCode mapping.
+// The Hub upload endpoints `khub push` calls, over the shared transport (khub::http): bearer auth on
+// Hub-host requests only, the shared retry schedule for transient failures (never for the NDJSON
+// commit), and the shared error mapping (docs/protocol.md).
 #include <functional>
 #include <map>
 #include <optional>
@@ -9,15 +9,10 @@
 #include <vector>
 
 #include "khub/publish/upload_plan.h"
-#include "khub/publish/upload_transport.h"
+#include "khub/http/retry.h"
+#include "khub/http/transport.h"
 
 namespace khub::publish::detail {
-
-struct RetryPolicy {
-  int max_retries = 5;
-  int base_delay_ms = 1000;  // delays 1, 2, 4, 8, 8 × base; 429 waits (t + 1) × base
-  std::function<void(const std::string&)> notify;  // one line before each wait (push's progress)
-};
 
 struct PreuploadInfo {
   bool lfs = false;
@@ -29,9 +24,9 @@ struct LfsAction {
   std::string oid;
   bool needs_upload = false;  // false: already stored
   std::string upload_href;
-  Headers upload_headers;
+  http::Headers upload_headers;
   std::string verify_href;
-  Headers verify_headers;
+  http::Headers verify_headers;
 };
 
 struct CommitOutcome {
@@ -42,8 +37,8 @@ struct CommitOutcome {
 
 class HubSession {
  public:
-  HubSession(UploadTransport& transport, std::string endpoint, std::string token, std::string repo_type,
-             std::string repo_id, RetryPolicy retry);
+  HubSession(http::Transport& transport, std::string endpoint, std::string token, std::string repo_type,
+             std::string repo_id, http::RetryPolicy retry, http::RetryNotice notice);
 
   /// The token's user name, from GET /api/whoami-v2 (the namespace of a bare repo name).
   [[nodiscard]] Expected<std::string> whoami();
@@ -73,12 +68,13 @@ class HubSession {
   [[nodiscard]] std::string api_base() const;  // {endpoint}/api/{type}s/{repo}
 
  private:
-  Expected<HttpResponse> call(HttpRequest request, bool hub_auth, bool retry);
-  Error http_error(const HttpRequest& request, const HttpResponse& response) const;
+  Expected<http::Response> call(http::Request request, bool retry);
+  Error http_error(const http::Request& request, const http::Response& response) const;
 
-  UploadTransport& transport_;
+  http::Transport& transport_;
   std::string endpoint_, token_, repo_type_, repo_id_;
-  RetryPolicy retry_;
+  http::RetryPolicy retry_;
+  http::RetryNotice notice_;
 };
 
 /// Percent-encodes every byte except RFC 3986 unreserved characters (`/` too).

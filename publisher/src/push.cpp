@@ -1,6 +1,8 @@
 #include "khub/publish/push.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <set>
@@ -218,7 +220,7 @@ std::string tree_url(const PushOptions& o, const std::string& repo, const std::s
 
 }  // namespace
 
-Expected<PushResult> push_build(const BuildTree& tree, const PushOptions& o, UploadTransport& transport) {
+Expected<PushResult> push_build(const BuildTree& tree, const PushOptions& o, http::Transport& transport) {
   if (o.repo_type != "kernel" && o.repo_type != "model") {
     return Error(ErrorCode::InvalidArgument, "--repo-type must be kernel or model, got `" + o.repo_type + "`");
   }
@@ -252,13 +254,17 @@ Expected<PushResult> push_build(const BuildTree& tree, const PushOptions& o, Upl
     return Error(ErrorCode::Unauthorized, "no Hub token", "set HF_TOKEN to a token with write access");
   }
 
-  const detail::RetryPolicy retries{5, o.retry_base_delay_ms, [&o](const std::string& line) { say(o, line); }};
+  const http::RetryNotice notice = [&o](std::string_view what, int attempt, int of, std::chrono::milliseconds wait) {
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.1f", static_cast<double>(wait.count()) / 1000.0);
+    say(o, std::string(what) + "; retry " + std::to_string(attempt) + " of " + std::to_string(of) + " in " + secs + " s");
+  };
   if (target.repo_id.find('/') == std::string::npos) {
     if (o.token.empty()) {
       return Error(ErrorCode::InvalidArgument, "repo id `" + target.repo_id + "` has no namespace",
                    "pass <namespace>/" + target.repo_id + ", or set HF_TOKEN so that the Hub names your user");
     }
-    detail::HubSession account(transport, o.endpoint, o.token, o.repo_type, "", retries);
+    detail::HubSession account(transport, o.endpoint, o.token, o.repo_type, "", o.retry, notice);
     KHUB_TRY(auto user, account.whoami());
     target.repo_id = user + "/" + target.repo_id;
     say(o, "Repo `" + target.repo_id + "` (the token's user)");
@@ -268,7 +274,7 @@ Expected<PushResult> push_build(const BuildTree& tree, const PushOptions& o, Upl
   result.repo = target.repo_id;
   result.branch = target.branch;
   for (const auto& v : tree.variants) result.variants.push_back(v.name);
-  detail::HubSession hub(transport, o.endpoint, o.token, o.repo_type, target.repo_id, retries);
+  detail::HubSession hub(transport, o.endpoint, o.token, o.repo_type, target.repo_id, o.retry, notice);
 
   if (!o.create_pr && !o.dry_run) KHUB_CHECK(hub.create_repo(o.is_private));
   std::map<std::string, std::string> branches;

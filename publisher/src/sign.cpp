@@ -13,7 +13,7 @@
 #include "khub/base/hash.h"
 #include "khub/protocol/digest.h"
 #include "khub/protocol/metadata.h"
-#include "khub/protocol/signature.h"
+#include "khub/signing/signature.h"
 
 namespace khub::publish {
 namespace {
@@ -85,7 +85,7 @@ Expected<SignResult> sign_build(const BuildTree& tree, const fs::path& private_k
   KHUB_TRY(auto key, load_private_key(private_key_pem));
   KHUB_TRY(auto pub, public_pem(key.get()));
   SignResult result;
-  KHUB_TRY(result.key_hint, protocol::public_key_hint(pub));
+  KHUB_TRY(result.key_hint, signing::public_key_hint(pub));
   std::vector<std::string> texts;
   for (const auto& v : tree.variants) {
     KHUB_TRY(auto m, read_variant_metadata(v));
@@ -106,14 +106,14 @@ Expected<SignResult> sign_build(const BuildTree& tree, const fs::path& private_k
   }
   KHUB_CHECK(require_writable_variants(tree));
   for (std::size_t i = 0; i < tree.variants.size(); ++i) {
-    protocol::SignatureBundle bundle;
+    signing::SignatureBundle bundle;
     bundle.key_hint = result.key_hint;
     Hasher h(HashAlgorithm::Sha256);
     h.update(texts[i]);
     bundle.message_digest = h.finish();
     KHUB_TRY(bundle.signature, sign_bytes(key.get(), texts[i]));
     KHUB_CHECK(write_file_atomic(tree.variants[i].path / "metadata.json.sigstore",
-                                protocol::serialize_signature_bundle(bundle)));
+                                signing::serialize_signature_bundle(bundle)));
     result.variants.push_back(tree.variants[i].name);
   }
   return result;

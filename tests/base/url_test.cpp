@@ -14,5 +14,21 @@ TEST(Url, PercentEncodeKeepsOnlyUnreservedCharacters) {
   EXPECT_EQ(percent_encode(""), "");
 }
 
+TEST(Url, ASchemeCountsOnlyAtTheStart) {
+  EXPECT_TRUE(has_scheme("https://hub.example/x"));
+  EXPECT_TRUE(has_scheme("git+ssh://h/x"));
+  EXPECT_FALSE(has_scheme("/a?next=http://evil.example/"));
+  EXPECT_FALSE(has_scheme("://x"));
+  EXPECT_FALSE(has_scheme("1http://x"));
+  EXPECT_EQ(url_origin("/a?next=http://evil.example/"), "");
+  EXPECT_EQ(url_origin("HTTPS://Hub.Example:8080/x?y"), "https://hub.example:8080");
+  EXPECT_EQ(join_url("https://hub.example/api/x", "/a?next=http://evil.example/y"),
+            "https://hub.example/a?next=http://evil.example/y");
+  EXPECT_EQ(join_url("https://hub.example/api/x", "https://cdn.example/b"), "https://cdn.example/b");
+  EXPECT_EQ(join_url("https://hub.example/api/x?q=1", "y"), "https://hub.example/api/y");
+  EXPECT_TRUE(is_http_url("HTTPS://x"));
+  EXPECT_FALSE(is_http_url("file:///etc/passwd"));
+}
+
 }  // namespace
 }  // namespace khub

@@ -241,7 +241,7 @@ TEST_F(CliTest, LockFollowsKernelDependsAndTheTrustRule) {
 }
 
 // `khub verify --signature`: a keyless bundle of the synthetic Sigstore instance
-// (tests/protocol/sigstore_fixture.py) passes only under the root that issued it and a trusted
+// (tests/signing/sigstore_fixture.py) passes only under the root that issued it and a trusted
 // workflow; an unsigned variant fails; the trust flags are checked before anything is read.
 TEST_F(CliTest, VerifySignatureChecksKeylessBundles) {
   auto files = khub::test::sample_variant_files(kVariant, "_relu_cuda_abc1234");
@@ -249,7 +249,7 @@ TEST_F(CliTest, VerifySignatureChecksKeylessBundles) {
   TempDir sig;
   { std::ofstream(sig.path() / "metadata.json", std::ios::binary) << files[meta_path].content; }
   const std::string sign = std::string("\"") + KHUB_PYTHON + "\" " + KHUB_SOURCE_DIR +
-                           "/tests/protocol/sigstore_fixture.py --sign " + (sig.path() / "root").string() + " " +
+                           "/tests/signing/sigstore_fixture.py --sign " + (sig.path() / "root").string() + " " +
                            (sig.path() / "metadata.json").string() + " >/dev/null";
   ASSERT_EQ(std::system(sign.c_str()), 0) << sign;
   files[meta_path + ".sigstore"] = {khub::test::slurp(sig.path() / "metadata.json.sigstore")};

@@ -149,7 +149,7 @@ TEST_F(ClientTest, RateLimitHonoursHeaders) {
   f.rate_limit = "\"api\";r=0;t=0";
   hub_.set_faults(f);
   auto opts = test::fixture_options(hub_, dir_.path());
-  opts.max_retry_wait = std::chrono::milliseconds(5000);
+  opts.retry.max_wait = std::chrono::milliseconds(5000);
   HubClient c(opts);
   auto start = std::chrono::steady_clock::now();
   EXPECT_TRUE(c.list_refs(repo_));
@@ -159,8 +159,8 @@ TEST_F(ClientTest, RateLimitHonoursHeaders) {
   f.retry_after = "100";
   f.fail_count = 10;
   hub_.set_faults(f);
-  opts.max_retry_wait = std::chrono::milliseconds(20);
-  opts.max_retries = 2;
+  opts.retry.max_wait = std::chrono::milliseconds(20);
+  opts.retry.max_retries = 2;
   HubClient capped(opts);
   auto limited = capped.list_refs(repo_);
   ASSERT_FALSE(limited);
@@ -170,7 +170,7 @@ TEST_F(ClientTest, RateLimitHonoursHeaders) {
 TEST_F(ClientTest, NetworkErrorWhenNothingListens) {
   auto opts = test::fixture_options(hub_, dir_.path());
   opts.endpoint = "http://127.0.0.1:9";
-  opts.max_retries = 1;
+  opts.retry.max_retries = 1;
   HubClient c(opts);
   auto r = c.list_refs(repo_);
   ASSERT_FALSE(r);

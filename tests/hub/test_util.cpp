@@ -28,8 +28,8 @@ hub::ClientOptions fixture_options(const FixtureHub& hub, const fs::path& cache)
   hub::ClientOptions o;
   o.endpoint = hub.endpoint();
   o.cache_dir = cache;
-  o.retry_base = std::chrono::milliseconds(5);
-  o.max_retry_wait = std::chrono::milliseconds(50);
+  o.retry.base = std::chrono::milliseconds(5);
+  o.retry.max_wait = std::chrono::milliseconds(50);
   o.etag_timeout = std::chrono::milliseconds(5000);
   o.download_timeout = std::chrono::milliseconds(5000);
   o.telemetry = false;

@@ -69,8 +69,8 @@ Expected<publish::PushResult> push(const fs::path& build, const localhub::Server
   po.token = "hf_e2e_token";
   po.repo_id = repo;
   po.abi_policy = publish::PushOptions::AbiPolicy::Off;  // built against this VM's glibc, not manylinux
-  po.retry_base_delay_ms = 1;
-  auto transport = publish::make_curl_transport();
+  po.retry.base = std::chrono::milliseconds(1);
+  auto transport = http::make_curl_transport();
   KHUB_TRY(auto tree, publish::discover_build(build));
   return publish::push_build(tree, po, *transport);
 }
@@ -133,20 +133,20 @@ TEST(LocalhubE2E, SignaturePolicyOnLoad) {
   ASSERT_TRUE(pushed) << pushed.error().describe();
 
   GetKernelOptions o = version_1_from(*server, dir.path() / "cache");
-  o.signature_policy = protocol::SignaturePolicy::Require;
+  o.signature_policy = signing::SignaturePolicy::Require;
   o.trusted_keys = {other_public};
   auto refused = get_kernel("org/signed", o);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, ErrorCode::Signature) << refused.error().describe();
 
-  o.signature_policy = protocol::SignaturePolicy::Warn;
+  o.signature_policy = signing::SignaturePolicy::Warn;
   auto warned = get_kernel("org/signed", o);
   ASSERT_TRUE(warned) << warned.error().describe();
   EXPECT_EQ(warned->signature(), hub::SignatureStatus::Failed);
   ASSERT_FALSE(warned->warnings().empty());
   EXPECT_NE(warned->warnings().back().find("metadata.json.sigstore"), std::string::npos);
 
-  o.signature_policy = protocol::SignaturePolicy::Require;
+  o.signature_policy = signing::SignaturePolicy::Require;
   o.trusted_keys = {other_public, public_pem};
   auto verified = get_kernel("org/signed", o);
   ASSERT_TRUE(verified) << verified.error().describe();
@@ -156,13 +156,13 @@ TEST(LocalhubE2E, SignaturePolicyOnLoad) {
 }
 
 // A keyless-signed build (a Fulcio certificate and a Rekor entry of the synthetic Sigstore instance in
-// tests/protocol/sigstore_fixture.py) is loaded under Require only from a trusted workflow and under
+// tests/signing/sigstore_fixture.py) is loaded under Require only from a trusted workflow and under
 // the trust root that issued it, as kernels' verify-signature decides.
 TEST(LocalhubE2E, KeylessSignatureOnLoad) {
   test::TempDir dir;
   fs::path build = write_test_build(dir.path(), "keyless", "_khub_test_cpu_aaaaaaa", "a");
   const fs::path metadata = build / "build" / host_variant() / "metadata.json";
-  const std::string fixture = std::string(KHUB_SOURCE_DIR) + "/tests/protocol/sigstore_fixture.py";
+  const std::string fixture = std::string(KHUB_SOURCE_DIR) + "/tests/signing/sigstore_fixture.py";
   const std::string sign = std::string("\"") + KHUB_PYTHON + "\" " + fixture + " --sign " + (dir.path() / "root").string() +
                            " " + metadata.string() + " >/dev/null";
   ASSERT_EQ(std::system(sign.c_str()), 0) << sign;
@@ -171,7 +171,7 @@ TEST(LocalhubE2E, KeylessSignatureOnLoad) {
   ASSERT_TRUE(pushed) << pushed.error().describe();
 
   GetKernelOptions o = version_1_from(*server, dir.path() / "cache");
-  o.signature_policy = protocol::SignaturePolicy::Require;
+  o.signature_policy = signing::SignaturePolicy::Require;
   // The public-good root did not issue this certificate.
   auto untrusted_root = get_kernel("org/keyless", o);
   ASSERT_FALSE(untrusted_root);

@@ -10,14 +10,14 @@
 namespace khub::testing {
 
 /// Counts requests and bytes of PUT bodies, delegating to libcurl.
-class CountingTransport : public publish::UploadTransport {
+class CountingTransport : public http::Transport {
  public:
-  Expected<publish::HttpResponse> send(const publish::HttpRequest& r) override {
+  Expected<http::Response> perform(const http::Request& r) override {
     ++requests;
     if (r.method == "PUT") put_bytes += r.file ? r.file->length : r.body.size();
     if (r.method == "PUT" && r.file) ++puts;
     log.push_back(r.method + " " + r.url.substr(0, r.url.find('?')));
-    return inner_->send(r);
+    return inner_->perform(r);
   }
   int requests = 0;
   int puts = 0;
@@ -25,7 +25,7 @@ class CountingTransport : public publish::UploadTransport {
   std::vector<std::string> log;
 
  private:
-  std::unique_ptr<publish::UploadTransport> inner_ = publish::make_curl_transport();
+  std::unique_ptr<http::Transport> inner_ = http::make_curl_transport();
 };
 
 class PushFixture : public BuildFixture {
@@ -61,7 +61,7 @@ class PushFixture : public BuildFixture {
     o.endpoint = server_->url();
     o.token = kToken;
     o.repo_id = kRepo;
-    o.retry_base_delay_ms = 1;
+    o.retry.base = std::chrono::milliseconds(1);
     return o;
   }
 

@@ -1,4 +1,4 @@
-// khub push end to end against the local Hub: kernel-builder upload semantics (hub-protocol.md §7.7).
+// khub push end to end against the local Hub: kernel-builder upload's publish flow (docs/protocol.md).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -337,11 +337,11 @@ namespace {
 
 // The local Hub's real answers, with one route's JSON body replaced, as a hostile or broken Hub
 // would answer.
-class RewritingTransport : public UploadTransport {
+class RewritingTransport : public http::Transport {
  public:
   RewritingTransport(std::string path_end, std::string body) : path_end_(std::move(path_end)), body_(std::move(body)) {}
-  Expected<HttpResponse> send(const HttpRequest& r) override {
-    KHUB_TRY(auto res, inner_->send(r));
+  Expected<http::Response> perform(const http::Request& r) override {
+    KHUB_TRY(auto res, inner_->perform(r));
     const std::string path = r.url.substr(0, r.url.find('?'));
     if (path.ends_with(path_end_) && res.status / 100 == 2) res.body = body_;
     return res;
@@ -349,7 +349,7 @@ class RewritingTransport : public UploadTransport {
 
  private:
   std::string path_end_, body_;
-  std::unique_ptr<UploadTransport> inner_ = make_curl_transport();
+  std::unique_ptr<http::Transport> inner_ = http::make_curl_transport();
 };
 
 // A malformed answer fails the push with a Protocol error instead of reading as "nothing": refs

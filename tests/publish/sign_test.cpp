@@ -3,7 +3,7 @@
 #include "build_fixture.h"
 #include "key_fixture.h"
 #include "khub/protocol/digest.h"
-#include "khub/protocol/signature.h"
+#include "khub/signing/signature.h"
 #include "khub/publish/hash_build.h"
 
 namespace khub::publish {
@@ -11,7 +11,7 @@ namespace {
 
 using khub::testing::slurp;
 using Sign = khub::testing::BuildFixture;
-using protocol::SignatureOutcome;
+using signing::SignatureOutcome;
 
 TEST_F(Sign, SignsAndVerifiesWithBothKeyTypes) {
   add_variant("torch-cuda");
@@ -29,12 +29,12 @@ TEST_F(Sign, SignsAndVerifiesWithBothKeyTypes) {
     EXPECT_EQ(slurp(build() / "torch-cuda" / "metadata.json"), metadata_before);
     auto pub = public_key_pem_of(key);
     ASSERT_TRUE(pub);
-    auto bundle = protocol::parse_signature_bundle(slurp(build() / "torch-cuda" / "metadata.json.sigstore"));
+    auto bundle = signing::parse_signature_bundle(slurp(build() / "torch-cuda" / "metadata.json.sigstore"));
     ASSERT_TRUE(bundle) << bundle.error().message;
     EXPECT_EQ(bundle->media_type, "application/vnd.dev.sigstore.bundle.v0.3+json");
     EXPECT_EQ(bundle->key_hint, signed_->key_hint);
-    EXPECT_EQ(protocol::public_key_hint(*pub).value(), signed_->key_hint);
-    auto ok = protocol::verify_variant_signature(build() / "torch-cuda", {*pub});
+    EXPECT_EQ(signing::public_key_hint(*pub).value(), signed_->key_hint);
+    auto ok = signing::verify_variant_signature(build() / "torch-cuda", {*pub});
     EXPECT_EQ(ok.outcome, SignatureOutcome::Success) << kind << ": " << ok.detail;
     // The digest excludes the bundle, so signing keeps the digest valid.
     auto m = protocol::read_metadata(build() / "torch-cuda" / "metadata.json");
@@ -52,35 +52,35 @@ TEST_F(Sign, VerificationOutcomesInOrder) {
   const auto pub = public_key_pem_of(root_ / "k.pem").value();
   const auto other = public_key_pem_of(root_ / "other.pem").value();
 
-  EXPECT_EQ(protocol::verify_variant_signature(dir, {pub}).outcome, SignatureOutcome::SignatureBundleMissing);
+  EXPECT_EQ(signing::verify_variant_signature(dir, {pub}).outcome, SignatureOutcome::SignatureBundleMissing);
   ASSERT_TRUE(sign_build(*tree, root_ / "k.pem"));
-  EXPECT_EQ(protocol::verify_variant_signature(dir, {other, pub}).outcome, SignatureOutcome::Success);
-  EXPECT_EQ(protocol::verify_variant_signature(dir, {other}).outcome, SignatureOutcome::SignatureVerificationFailure);
-  EXPECT_EQ(protocol::verify_variant_signature(dir, std::vector<std::string>{}).outcome, SignatureOutcome::SignatureVerificationFailure);
+  EXPECT_EQ(signing::verify_variant_signature(dir, {other, pub}).outcome, SignatureOutcome::Success);
+  EXPECT_EQ(signing::verify_variant_signature(dir, {other}).outcome, SignatureOutcome::SignatureVerificationFailure);
+  EXPECT_EQ(signing::verify_variant_signature(dir, std::vector<std::string>{}).outcome, SignatureOutcome::SignatureVerificationFailure);
 
   const auto bundle = slurp(dir / "metadata.json.sigstore");
   const auto metadata = slurp(dir / "metadata.json");
   std::ofstream(dir / "metadata.json", std::ios::binary) << metadata << " ";
-  auto tampered = protocol::verify_variant_signature(dir, {pub});
+  auto tampered = signing::verify_variant_signature(dir, {pub});
   EXPECT_EQ(tampered.outcome, SignatureOutcome::SignatureVerificationFailure);
   EXPECT_EQ(tampered.detail, "messageDigest does not match metadata.json");
   std::filesystem::remove(dir / "metadata.json");
-  EXPECT_EQ(protocol::verify_variant_signature(dir, {pub}).outcome, SignatureOutcome::MetadataMissing);
+  EXPECT_EQ(signing::verify_variant_signature(dir, {pub}).outcome, SignatureOutcome::MetadataMissing);
   std::ofstream(dir / "metadata.json", std::ios::binary) << metadata;
   std::ofstream(dir / "metadata.json.sigstore") << "{\"mediaType\": 3}";
-  EXPECT_EQ(protocol::verify_variant_signature(dir, {pub}).outcome, SignatureOutcome::SignatureBundleInvalid);
+  EXPECT_EQ(signing::verify_variant_signature(dir, {pub}).outcome, SignatureOutcome::SignatureBundleInvalid);
 
   std::vector<std::string> warnings;
-  EXPECT_TRUE(protocol::enforce_signature_policy(dir, protocol::SignaturePolicy::Ignore, protocol::SignatureTrust{{pub}}, &warnings));
+  EXPECT_TRUE(signing::enforce_signature_policy(dir, signing::SignaturePolicy::Ignore, signing::SignatureTrust{{pub}}, &warnings));
   EXPECT_TRUE(warnings.empty());
-  EXPECT_TRUE(protocol::enforce_signature_policy(dir, protocol::SignaturePolicy::Warn, protocol::SignatureTrust{{pub}}, &warnings));
+  EXPECT_TRUE(signing::enforce_signature_policy(dir, signing::SignaturePolicy::Warn, signing::SignatureTrust{{pub}}, &warnings));
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_TRUE(warnings[0].starts_with("torch-cuda: SignatureBundleInvalid: ")) << warnings[0];
-  auto required = protocol::enforce_signature_policy(dir, protocol::SignaturePolicy::Require, protocol::SignatureTrust{{pub}});
+  auto required = signing::enforce_signature_policy(dir, signing::SignaturePolicy::Require, signing::SignatureTrust{{pub}});
   ASSERT_FALSE(required);
   EXPECT_EQ(required.error().code, ErrorCode::Signature);
   std::ofstream(dir / "metadata.json.sigstore") << bundle;
-  EXPECT_TRUE(protocol::enforce_signature_policy(dir, protocol::SignaturePolicy::Require, protocol::SignatureTrust{{pub}}));
+  EXPECT_TRUE(signing::enforce_signature_policy(dir, signing::SignaturePolicy::Require, signing::SignatureTrust{{pub}}));
 }
 
 TEST_F(Sign, RefusesUnsupportedKeysAndUnhashedMetadata) {

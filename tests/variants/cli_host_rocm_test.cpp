@@ -1,4 +1,4 @@
-// The CLI's host for a khub built against a ROCm torch wheel (publisher/cli/cli_host.h), with the
+// The CLI's host for a khub built against a ROCm torch wheel (cli/cli_host.h), with the
 // facts CMake would pass for one: no torch.version.cuda, torch.version.hip "6.4.43482-0f2d".
 #define KHUB_HAVE_TORCH 1
 #define KHUB_BUILT_TORCH_VERSION "2.9"

@@ -13,7 +13,8 @@
 #include "khub/base/error.h"
 #include "khub/publish/build_tree.h"
 #include "khub/publish/check.h"
-#include "khub/publish/upload_transport.h"
+#include "khub/http/retry.h"
+#include "khub/http/transport.h"
 
 namespace khub::publish {
 
@@ -33,7 +34,7 @@ struct PushOptions {
   enum class AbiPolicy { Error, Warn, Off } abi_policy = AbiPolicy::Error;
   CheckOptions check;
   std::size_t max_operations_per_commit = 1000;
-  int retry_base_delay_ms = 1000;
+  http::RetryPolicy retry;             // transient failures: how often, how long
   std::string tool_name = "khub";      // commit summary "Uploaded using `khub`."
   /// Progress lines (`Found 2 build variant(s) in …`, `Using branch `v1` (new)`); may be empty.
   std::function<void(std::string_view)> status;
@@ -64,6 +65,6 @@ struct PushResult {
 /// id, version mismatch), InvalidMetadata / AbiViolation / Integrity (checks), Unauthorized (no
 /// token), and the HTTP error classes of the Hub calls.
 [[nodiscard]] Expected<PushResult> push_build(const BuildTree& tree, const PushOptions& options,
-                                              UploadTransport& transport);
+                                              http::Transport& transport);
 
 }  // namespace khub::publish

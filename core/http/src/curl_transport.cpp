@@ -1,0 +1,252 @@
+// The libcurl Transport: one connection pool (connections, DNS and TLS sessions shared between
+// threads through a curl share handle), idle easy handles reused, http/https only, no redirect
+// following, bodies bounded, uploads streamed from files.
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <fstream>
+#include <mutex>
+
+#include "khub/base/redact.h"
+#include "khub/http/transport.h"
+
+namespace khub::http {
+namespace {
+
+struct GlobalInit {
+  GlobalInit() { curl_global_init(CURL_GLOBAL_DEFAULT); }
+};
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+std::string trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return std::string(s);
+}
+
+// A hostile Hub or CDN must not turn a request into a file://, gopher:// or other protocol request.
+void restrict_to_http(CURL* easy) {
+#if LIBCURL_VERSION_NUM >= 0x075500  // 7.85: the string forms; the bitmask ones are deprecated there
+  curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#else
+  curl_easy_setopt(easy, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+  curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+}
+
+struct Exchange {
+  const Request* request = nullptr;
+  Response response;
+  CURL* easy = nullptr;
+  bool started = false;    // on_start was called for this response
+  bool streaming = false;  // body goes to on_body
+  bool aborted = false;    // a callback said stop
+  bool too_long = false;   // a collected body passed max_body
+  std::ifstream upload;
+  std::uint64_t upload_left = 0;
+};
+
+size_t on_header(char* data, size_t size, size_t n, void* user) {
+  auto* ex = static_cast<Exchange*>(user);
+  std::string_view line(data, size * n);
+  if (line.starts_with("HTTP/")) {  // a new response (after 100-continue or similar)
+    ex->response.headers.clear();
+    ex->started = false;
+    return size * n;
+  }
+  auto colon = line.find(':');
+  if (colon != std::string_view::npos) ex->response.headers[lower(line.substr(0, colon))] = trim(line.substr(colon + 1));
+  return size * n;
+}
+
+size_t on_write(char* data, size_t size, size_t n, void* user) {
+  auto* ex = static_cast<Exchange*>(user);
+  const auto* req = ex->request;
+  if (!ex->started) {
+    ex->started = true;
+    curl_easy_getinfo(ex->easy, CURLINFO_RESPONSE_CODE, &ex->response.status);
+    ex->streaming = req->on_body && ex->response.ok();
+    if (ex->streaming && req->on_start && !req->on_start(ex->response)) {
+      ex->aborted = true;
+      return 0;
+    }
+  }
+  std::string_view chunk(data, size * n);
+  if (ex->streaming) {
+    if (!req->on_body(chunk)) {
+      ex->aborted = true;
+      return 0;
+    }
+    return size * n;
+  }
+  if (ex->response.body.size() + chunk.size() > req->max_body) {
+    if (!ex->response.ok()) {  // an error or redirect body: its beginning is all anyone reads
+      ex->response.body.append(chunk.substr(0, req->max_body - ex->response.body.size()));
+      return size * n;
+    }
+    ex->too_long = true;
+    return 0;
+  }
+  ex->response.body.append(chunk);
+  return size * n;
+}
+
+size_t on_read(char* buffer, size_t size, size_t n, void* user) {
+  auto* ex = static_cast<Exchange*>(user);
+  const std::uint64_t want = std::min<std::uint64_t>(size * n, ex->upload_left);
+  if (want == 0) return 0;
+  ex->upload.read(buffer, static_cast<std::streamsize>(want));
+  const auto got = static_cast<std::uint64_t>(ex->upload.gcount());
+  if (got == 0) return CURL_READFUNC_ABORT;
+  ex->upload_left -= got;
+  return static_cast<size_t>(got);
+}
+
+class CurlTransport final : public Transport {
+ public:
+  explicit CurlTransport(TransportOptions options) : options_(std::move(options)) {
+    static GlobalInit init;
+    share_ = curl_share_init();
+    curl_share_setopt(share_, CURLSHOPT_LOCKFUNC, &CurlTransport::lock);
+    curl_share_setopt(share_, CURLSHOPT_UNLOCKFUNC, &CurlTransport::unlock);
+    curl_share_setopt(share_, CURLSHOPT_USERDATA, this);
+    curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+  }
+  ~CurlTransport() override {
+    for (CURL* e : idle_) curl_easy_cleanup(e);
+    curl_share_cleanup(share_);
+  }
+  CurlTransport(const CurlTransport&) = delete;
+  CurlTransport& operator=(const CurlTransport&) = delete;
+
+  Expected<Response> perform(const Request& request) override;
+
+ private:
+  static void lock(CURL*, curl_lock_data data, curl_lock_access, void* user) {
+    static_cast<CurlTransport*>(user)->locks_[data].lock();
+  }
+  static void unlock(CURL*, curl_lock_data data, void* user) { static_cast<CurlTransport*>(user)->locks_[data].unlock(); }
+
+  CURL* take() {
+    {
+      std::lock_guard<std::mutex> g(idle_mutex_);
+      if (!idle_.empty()) {
+        CURL* e = idle_.back();
+        idle_.pop_back();
+        curl_easy_reset(e);
+        return e;
+      }
+    }
+    return curl_easy_init();
+  }
+  void give(CURL* e) {
+    std::lock_guard<std::mutex> g(idle_mutex_);
+    idle_.push_back(e);
+  }
+
+  TransportOptions options_;
+  CURLSH* share_ = nullptr;
+  std::array<std::mutex, CURL_LOCK_DATA_LAST> locks_;
+  std::mutex idle_mutex_;
+  std::vector<CURL*> idle_;
+};
+
+Expected<Response> CurlTransport::perform(const Request& request) {
+  CURL* easy = take();
+  if (!easy) return Error(ErrorCode::Network, "cannot create an HTTP handle");
+  Exchange ex;
+  ex.request = &request;
+  ex.easy = easy;
+  bool has_user_agent = false;
+  curl_slist* headers = nullptr;
+  for (const auto& [name, value] : request.headers) {
+    has_user_agent = has_user_agent || lower(name) == "user-agent";
+    headers = curl_slist_append(headers, (name + ": " + value).c_str());
+  }
+  if (!has_user_agent) headers = curl_slist_append(headers, ("User-Agent: " + options_.user_agent).c_str());
+  headers = curl_slist_append(headers, "Accept-Encoding: identity");
+  headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
+
+  curl_easy_setopt(easy, CURLOPT_SHARE, share_);
+  curl_easy_setopt(easy, CURLOPT_URL, request.url.c_str());
+  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
+  curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+  restrict_to_http(easy);
+  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &on_header);
+  curl_easy_setopt(easy, CURLOPT_HEADERDATA, &ex);
+  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &on_write);
+  curl_easy_setopt(easy, CURLOPT_WRITEDATA, &ex);
+  curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, 512L * 1024L);
+  const long timeout_ms = static_cast<long>(std::max<long long>(request.timeout.count(), 1));
+  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+  curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, std::max(1L, timeout_ms / 1000));
+  if (request.total_timeout.count() > 0)
+    curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(request.total_timeout.count()));
+  if (request.method == "HEAD") {
+    curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
+  } else if (request.file) {
+    ex.upload.open(request.file->path, std::ios::binary);
+    if (!ex.upload) {
+      curl_slist_free_all(headers);
+      give(easy);
+      return Error(ErrorCode::Io, "cannot read " + request.file->path.string());
+    }
+    ex.upload.seekg(static_cast<std::streamoff>(request.file->offset));
+    ex.upload_left = request.file->length;
+    curl_easy_setopt(easy, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(easy, CURLOPT_READFUNCTION, &on_read);
+    curl_easy_setopt(easy, CURLOPT_READDATA, &ex);
+    curl_easy_setopt(easy, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(request.file->length));
+    curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  } else if (request.method != "GET") {
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDS, request.body.data());
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+    if (request.method != "POST") curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  }
+
+  const CURLcode rc = curl_easy_perform(easy);
+  curl_slist_free_all(headers);
+  curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &ex.response.status);
+  char* effective = nullptr;
+  curl_easy_getinfo(easy, CURLINFO_EFFECTIVE_URL, &effective);
+  ex.response.url = effective ? effective : request.url;
+  give(easy);
+
+  const std::string what = request.method + " " + redact(request.url);
+  if (ex.too_long)
+    return Error(ErrorCode::Protocol, what + ": the answer is longer than " + std::to_string(request.max_body) + " bytes",
+                 "the server is not a Hugging Face Hub, or is misbehaving");
+  if (rc != CURLE_OK) {
+    if (ex.aborted) return Error(ErrorCode::Cancelled, what + ": aborted");
+    Error e(ErrorCode::Network, what + " failed: " + curl_easy_strerror(rc),
+            "check the network connection and HF_ENDPOINT, then retry");
+    e.http_status = static_cast<int>(ex.response.status);
+    return e;
+  }
+  if (!ex.started && request.on_start && request.on_body && ex.response.ok() && request.method != "HEAD") {
+    // An empty 2xx body still reports its start so callers see the headers.
+    if (!request.on_start(ex.response)) return Error(ErrorCode::Cancelled, what + ": aborted");
+  }
+  return std::move(ex.response);
+}
+
+}  // namespace
+
+std::unique_ptr<Transport> make_curl_transport(TransportOptions options) {
+  return std::make_unique<CurlTransport>(std::move(options));
+}
+
+}  // namespace khub::http

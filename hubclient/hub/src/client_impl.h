@@ -1,0 +1,45 @@
+#pragma once
+// Private state of HubClient shared by hub_client.cpp (API calls) and transfer.cpp (HEAD/GET).
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "khub/http/hub_answers.h"
+#include "khub/http/retry.h"
+#include "khub/http/transport.h"
+#include "khub/hub/hub_client.h"
+
+namespace khub::hub {
+
+struct HubClient::Impl {
+  ClientOptions options;
+  std::unique_ptr<http::Transport> transport;
+  std::atomic<std::uint64_t> requests{0};
+  std::mutex memo_mutex;
+  std::map<std::string, bool> trusted_orgs;
+  std::uint64_t instance_id = 0;
+
+  explicit Impl(ClientOptions o);
+
+  /// Request headers for `url`: Authorization only for Hub hosts (the transport adds User-Agent).
+  [[nodiscard]] http::Headers headers_for(const std::string& url) const;
+  [[nodiscard]] bool is_hub_host(const std::string& url) const;
+  /// One exchange, counted, OfflineMiss when offline.
+  [[nodiscard]] Expected<http::Response> perform(const http::Request& request);
+  /// perform() with the retry schedule (`retries` < 0: options.retry.max_retries).
+  [[nodiscard]] Expected<http::Response> send(const http::Request& request, int retries = -1);
+  /// Retries reach the progress sink's on_retry.
+  [[nodiscard]] http::RetryNotice retry_notice() const;
+  [[nodiscard]] Error offline_error(std::string_view what) const;
+};
+
+/// The error context of a call on `repo` (null: none).
+[[nodiscard]] inline http::ErrorContext error_context(const RepoRef* repo, std::string_view revision = {},
+                                                      std::string_view path = {}) {
+  return http::ErrorContext{repo ? std::string_view(repo->id) : std::string_view(), revision, path};
+}
+
+}  // namespace khub::hub

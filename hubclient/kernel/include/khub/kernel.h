@@ -1,0 +1,113 @@
+#pragma once
+// khub's application API: get a kernel from the Hub (or a local build), verified and loaded without
+// Python, and call its ops through the torch dispatcher.
+//
+//   auto kernel = khub::get_kernel("kernels-community/relu", {.version = 1});
+//   if (!kernel) { std::cerr << kernel.error().describe() << "\n"; return 1; }
+//   auto op = kernel->op("rms_norm");
+//   at::Tensor y = op->typed<at::Tensor(const at::Tensor&, const std::optional<at::Tensor>&, double)>()
+//                      .call(x, w, 1e-6);
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/ivalue.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "khub/base/error.h"
+#include "khub/hub/kernel_fetch.h"
+#include "khub/protocol/metadata.h"
+
+namespace khub {
+
+struct GetKernelOptions {
+  std::optional<int> version;      // branch v<N>; exactly one of version / revision
+  std::string revision;            // branch, tag or commit
+  std::string backend;             // "cpu" or the detected backend's name; empty = detected
+  bool trust_remote_code = false;  // load from publishers the Hub does not mark as trusted
+  std::string user_agent;          // caller segments, e.g. "myapp/1.0"
+  std::string endpoint;            // overrides HF_ENDPOINT
+  std::filesystem::path cache_dir; // overrides KERNELS_CACHE / HF_HUB_CACHE / …
+  // metadata.json.sigstore: Ignore reports presence only; Warn / Require verify it. Require refuses
+  // to load. A key-pair bundle must verify with one of `trusted_keys` (PEM public keys, e.g. the
+  // ones `khub sign --key` used); a keyless one (Fulcio + Rekor, as kernels-community's CI signs)
+  // must come from one of `trusted_identities` (default: kernels-community's build workflows, as
+  // kernels) under `sigstore_trusted_root` (a trusted_root.json; empty: the public-good root).
+  signing::SignaturePolicy signature_policy = signing::SignaturePolicy::Ignore;
+  std::vector<std::string> trusted_keys;
+  std::vector<signing::GitHubWorkflowIdentity> trusted_identities = signing::kernels_community_identities();
+  std::filesystem::path sigstore_trusted_root;
+};
+
+/// One op of a loaded kernel: `<metadata.id>::<name>` in the torch dispatcher.
+class Op {
+ public:
+  /// The statically typed handle; `.call(args…)` runs the op. Throws c10::Error when `Sig` does not
+  /// match the schema (as torch does).
+  template <class Sig>
+  [[nodiscard]] c10::TypedOperatorHandle<Sig> typed() const {
+    return handle_.typed<Sig>();
+  }
+  /// Calls the op with boxed arguments and returns its outputs. Errors inside the op surface as
+  /// c10::Error, exactly as when calling torch ops directly.
+  [[nodiscard]] std::vector<c10::IValue> call_boxed(std::vector<c10::IValue> args) const;
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }  // "<id>::<op>"
+  [[nodiscard]] const c10::FunctionSchema& schema() const { return handle_.schema(); }
+  [[nodiscard]] const c10::OperatorHandle& handle() const noexcept { return handle_; }
+
+ private:
+  friend class Kernel;
+  Op(c10::OperatorHandle handle, std::string name) : handle_(std::move(handle)), name_(std::move(name)) {}
+  c10::OperatorHandle handle_;
+  std::string name_;
+};
+
+/// A loaded kernel: where it came from, how it was checked, and its ops.
+class Kernel {
+ public:
+  [[nodiscard]] const std::string& id() const noexcept { return fetched_.metadata.id; }
+  [[nodiscard]] const std::string& repo_id() const noexcept { return fetched_.repo.id; }
+  [[nodiscard]] const std::string& variant() const noexcept { return fetched_.variant; }
+  [[nodiscard]] const std::string& commit() const noexcept { return fetched_.commit; }
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return fetched_.variant_dir; }
+  [[nodiscard]] const protocol::KernelMetadata& metadata() const noexcept { return fetched_.metadata; }
+  /// True when the digest in metadata.json (or, without one, every blob's etag) was checked.
+  [[nodiscard]] bool verified() const noexcept { return fetched_.verified; }
+  [[nodiscard]] hub::SignatureStatus signature() const noexcept { return fetched_.signature; }
+  [[nodiscard]] const std::vector<std::string>& warnings() const noexcept { return fetched_.warnings; }
+  [[nodiscard]] const variants::Resolution& resolution() const noexcept { return fetched_.resolution; }
+  /// Op names registered in namespace id(), sorted ("rms_norm", …).
+  [[nodiscard]] std::vector<std::string> ops() const;
+  /// The op `<id>::<name>`; EntryNotFound listing the available ops when absent.
+  [[nodiscard]] Expected<Op> op(std::string_view name) const;
+
+  /// Loads an already fetched variant (fetch_kernel / open_local_kernel result).
+  [[nodiscard]] static Expected<Kernel> load(hub::FetchedKernel fetched);
+
+ private:
+  explicit Kernel(hub::FetchedKernel fetched) : fetched_(std::move(fetched)) {}
+  hub::FetchedKernel fetched_;
+};
+
+/// LOCAL_KERNELS override → trusted-publisher check → version/revision → commit → redirect →
+/// variant → metadata and arch checks → download of that variant → verification → dlopen → ops.
+[[nodiscard]] Expected<Kernel> get_kernel(std::string_view repo_id, const GetKernelOptions& options = {});
+
+/// A kernel from disk: repo root, its build/, or a variant directory.
+[[nodiscard]] Expected<Kernel> get_local_kernel(const std::filesystem::path& path, std::string_view backend = {});
+
+/// Whether the repo has a variant this host can load at that version/revision (no download, no
+/// trust check).
+[[nodiscard]] Expected<bool> has_kernel(std::string_view repo_id, const GetKernelOptions& options = {});
+
+/// Loads `repo_id` at the commit `lockfile` (kernels.lock, either format) pins, checking the
+/// variant's git_lfs_concat hash when the lock records one.
+[[nodiscard]] Expected<Kernel> load_kernel(const std::filesystem::path& lockfile, std::string_view repo_id,
+                                           const GetKernelOptions& options = {});
+
+/// The host facts used for variant choice in this process (LibTorch's version, ABI, CUDA; GPU).
+[[nodiscard]] const variants::HostInfo& current_host();
+
+}  // namespace khub
