@@ -153,7 +153,7 @@ int run_push(const PushCmdOptions& opts) {
   o.repo_id = opts.repo.value_or("");
   if (!opts.branch.empty()) o.branch = opts.branch;
   if (opts.version >= 0) o.version = static_cast<std::uint64_t>(opts.version);
-  o.repo_type = opts.repo_type;
+  o.repo_type = repo_type_from_name(opts.repo_type).value_or(RepoType::Kernel);  // CLI11 allowed kernel|model only
   o.is_private = opts.is_private;
   o.create_pr = opts.create_pr;
   o.dry_run = opts.dry_run;

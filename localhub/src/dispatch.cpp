@@ -3,14 +3,6 @@
 namespace khub::localhub {
 
 namespace {
-std::optional<RepoType> type_from_plural(std::string_view s) {
-  if (s == "models") return RepoType::Model;
-  if (s == "kernels") return RepoType::Kernel;
-  if (s == "datasets") return RepoType::Dataset;
-  if (s == "spaces") return RepoType::Space;
-  return std::nullopt;
-}
-
 std::string join(const std::vector<std::string>& segs, size_t from) {
   std::string out;
   for (size_t i = from; i < segs.size(); ++i) {
@@ -28,15 +20,15 @@ struct ApiRoute {
 
 std::optional<ApiRoute> api_route(const std::vector<std::string>& s) {
   if (s.size() < 4 || s[0] != "api") return std::nullopt;
-  auto type = type_from_plural(s[1]);
+  auto type = repo_type_from_segment(s[1]);
   if (!type) return std::nullopt;
   return ApiRoute{RepoKey{*type, s[2], s[3]}, std::vector<std::string>(s.begin() + 4, s.end())};
 }
 
 // [{kernels|datasets|spaces|models}/]{ns}/{name}/<rest…>; `rest` starts at `marker` when present.
 std::optional<ApiRoute> web_route(const std::vector<std::string>& s, std::string_view marker) {
-  if (s.size() >= 4 && type_from_plural(s[0]) && s[3] == marker) {
-    return ApiRoute{RepoKey{*type_from_plural(s[0]), s[1], s[2]}, std::vector<std::string>(s.begin() + 4, s.end())};
+  if (s.size() >= 4 && repo_type_from_segment(s[0]) && s[3] == marker) {
+    return ApiRoute{RepoKey{*repo_type_from_segment(s[0]), s[1], s[2]}, std::vector<std::string>(s.begin() + 4, s.end())};
   }
   if (s.size() >= 3 && s[2] == marker) {
     return ApiRoute{RepoKey{RepoType::Model, s[0], s[1]}, std::vector<std::string>(s.begin() + 3, s.end())};
@@ -51,8 +43,8 @@ std::optional<ApiRoute> lfs_route(const std::vector<std::string>& s) {
   std::vector<std::string> head(s.begin(), s.end() - 4);
   if (head.empty() || !head.back().ends_with(".git")) return std::nullopt;
   head.back().resize(head.back().size() - 4);
-  if (head.size() == 3 && type_from_plural(head[0])) {
-    return ApiRoute{RepoKey{*type_from_plural(head[0]), head[1], head[2]}, {s.back()}};
+  if (head.size() == 3 && repo_type_from_segment(head[0])) {
+    return ApiRoute{RepoKey{*repo_type_from_segment(head[0]), head[1], head[2]}, {s.back()}};
   }
   if (head.size() == 2) return ApiRoute{RepoKey{RepoType::Model, head[0], head[1]}, {s.back()}};
   return std::nullopt;
@@ -74,8 +66,8 @@ void dispatch_read(Hub& hub, const Req& req, Res& res) {
     return get_org_overview(hub, req, res, s[2]);
   }
   // /api/resolve-cache/{type}s/{ns}/{name}/{commit}/{path…}: where resolve_cache_redirects point.
-  if (s.size() >= 7 && s[0] == "api" && s[1] == "resolve-cache" && type_from_plural(s[2])) {
-    RepoKey key{*type_from_plural(s[2]), s[3], s[4]};
+  if (s.size() >= 7 && s[0] == "api" && s[1] == "resolve-cache" && repo_type_from_segment(s[2])) {
+    RepoKey key{*repo_type_from_segment(s[2]), s[3], s[4]};
     if (!valid_key(key) || s[5].size() != 40) return send_error(res, 404, "RepoNotFound", "Repository not found");
     return get_resolve(hub, req, res, key, s[5], join(s, 6));
   }

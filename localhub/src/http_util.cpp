@@ -267,16 +267,6 @@ bool glob_match(std::string_view p, std::string_view t) {
   return pi == p.size();
 }
 
-std::string_view url_prefix(RepoType type) {
-  switch (type) {
-    case RepoType::Kernel: return "kernels/";
-    case RepoType::Dataset: return "datasets/";
-    case RepoType::Space: return "spaces/";
-    case RepoType::Model: return "";
-  }
-  return "";
-}
-
 bool check_field_types(const nlohmann::json& body, std::initializer_list<FieldType> fields, httplib::Response& res) {
   using T = nlohmann::json::value_t;
   if (!body.is_object()) return true;

@@ -88,7 +88,5 @@ Expected<std::string> read_body(const httplib::ContentReader& reader, std::uint6
 [[nodiscard]] std::string url_encode(std::string_view text, bool keep_slash);
 /// fnmatch-style match: '*' matches any run including '/', '?' one character.
 [[nodiscard]] bool glob_match(std::string_view pattern, std::string_view text);
-/// "kernels/", "datasets/", "spaces/" or "" (models).
-[[nodiscard]] std::string_view url_prefix(RepoType type);
 
 }  // namespace khub::localhub

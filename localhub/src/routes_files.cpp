@@ -117,7 +117,7 @@ void get_resolve(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::st
   }
   if (!f.lfs && hub.config.resolve_cache_redirects && !repo->is_private && repo->gated.empty() && rev != *commit) {
     // The Hub sends public regular files asked by branch through a same-host cache URL.
-    std::string location = "/api/resolve-cache/" + std::string(to_string(key.type)) + "s/" + key.id() + "/" + *commit +
+    std::string location = "/api/resolve-cache/" + std::string(api_segment(key.type)) + "/" + key.id() + "/" + *commit +
                            "/" + url_encode(path, true) + "?etag=%22" + f.git_oid + "%22";
     res.set_header("Location", location);
     res.status = 307;

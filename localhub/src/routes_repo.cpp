@@ -248,7 +248,7 @@ void get_tree(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::strin
     ++i;
   }
   if (cursor + limit < entries.size()) {
-    std::string next = base_url(req, hub.port) + "/api/" + std::string(to_string(key.type)) + "s/" + key.id() +
+    std::string next = base_url(req, hub.port) + "/api/" + std::string(api_segment(key.type)) + "/" + key.id() +
                        "/tree/" + url_encode(rev.empty() ? "main" : rev, false) +
                        (path.empty() ? "" : "/" + url_encode(path, true)) + "?recursive=" +
                        (recursive ? "true" : "false") + "&limit=" + std::to_string(limit) +
@@ -275,7 +275,7 @@ void get_commits(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::st
                    {"authors", json::array({{{"user", c.author}}})}, {"date", iso_time(c.created_at)}});
   }
   if ((*page + 1) * *limit < list->size()) {
-    std::string next = base_url(req, hub.port) + "/api/" + std::string(to_string(key.type)) + "s/" + key.id() +
+    std::string next = base_url(req, hub.port) + "/api/" + std::string(api_segment(key.type)) + "/" + key.id() +
                        "/commits/" + url_encode(rev.empty() ? "main" : rev, false) +
                        "?p=" + std::to_string(*page + 1) + "&limit=" + std::to_string(*limit);
     res.set_header("Link", "<" + next + ">; rel=\"next\"");
@@ -387,7 +387,7 @@ void post_create_repo(Hub& hub, const Req& req, Res& res, const Reader& reader) 
   key.name = str("name");
   key.ns = str("organization");
   if (key.ns.empty()) key.ns = who.grant ? who.grant->user : "khub";
-  auto type = parse_repo_type(str("type").empty() ? "model" : str("type"));
+  auto type = repo_type_from_name(str("type").empty() ? "model" : str("type"));
   if (!type) return send_error(res, 400, "BadRequest", "unknown repo type '" + str("type") + "'");
   key.type = *type;
   if (!is_valid_repo_name(key.name) || !is_valid_repo_name(key.ns)) {
@@ -426,7 +426,7 @@ void delete_repo(Hub& hub, const Req& req, Res& res, const Reader& reader) {
   key.name = string_field(*j, "name");
   key.ns = j->contains("organization") && (*j)["organization"].is_string() ? (*j)["organization"].get<std::string>()
                                                                          : (who.grant ? who.grant->user : "khub");
-  auto type = parse_repo_type(string_field(*j, "type", "model"));
+  auto type = repo_type_from_name(string_field(*j, "type", "model"));
   if (!type) return send_error(res, 400, "BadRequest", "unknown repo type");
   key.type = *type;
   if (!require_write(hub, who, key.ns, res)) return;

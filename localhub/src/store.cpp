@@ -46,7 +46,7 @@ std::int64_t now_seconds() {
 RepoRecord read_repo(const db::Statement& st) {
   RepoRecord r;
   r.rowid = st.integer(0);
-  r.key.type = parse_repo_type(st.text(1)).value_or(RepoType::Model);
+  r.key.type = repo_type_from_name(st.text(1)).value_or(RepoType::Model);
   r.key.ns = st.text(2);
   r.key.name = st.text(3);
   r.is_private = st.integer(4) != 0;
@@ -59,24 +59,6 @@ Error repo_not_found(const RepoKey& key) {
   return Error(ErrorCode::RepoNotFound, std::string(to_string(key.type)) + " repo " + key.id() + " not found");
 }
 }  // namespace
-
-std::optional<RepoType> parse_repo_type(std::string_view text) {
-  if (text == "model") return RepoType::Model;
-  if (text == "dataset") return RepoType::Dataset;
-  if (text == "space") return RepoType::Space;
-  if (text == "kernel") return RepoType::Kernel;
-  return std::nullopt;
-}
-
-std::string_view to_string(RepoType type) {
-  switch (type) {
-    case RepoType::Model: return "model";
-    case RepoType::Dataset: return "dataset";
-    case RepoType::Space: return "space";
-    case RepoType::Kernel: return "kernel";
-  }
-  return "model";
-}
 
 std::string_view ref_kind_name(RefKind kind) {
   switch (kind) {

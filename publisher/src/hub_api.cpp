@@ -57,14 +57,16 @@ Request request(std::string method, std::string url, Headers headers = {}, std::
 
 std::string encode_segment(std::string_view s) { return percent_encode(s); }
 
-HubSession::HubSession(http::Transport& transport, std::string endpoint, std::string token, std::string repo_type,
+HubSession::HubSession(http::Transport& transport, std::string endpoint, std::string token, RepoType repo_type,
                        std::string repo_id, http::RetryPolicy retry, http::RetryNotice notice)
     : transport_(transport), endpoint_(std::move(endpoint)), token_(std::move(token)),
-      repo_type_(std::move(repo_type)), repo_id_(std::move(repo_id)), retry_(retry), notice_(std::move(notice)) {
+      repo_type_(repo_type), repo_id_(std::move(repo_id)), retry_(retry), notice_(std::move(notice)) {
   while (endpoint_.ends_with('/')) endpoint_.pop_back();
 }
 
-std::string HubSession::api_base() const { return endpoint_ + "/api/" + repo_type_ + "s/" + repo_id_; }
+std::string HubSession::api_base() const {
+  return endpoint_ + "/api/" + std::string(api_segment(repo_type_)) + "/" + repo_id_;
+}
 
 Expected<http::Response> HubSession::call(Request request, bool retry) {
   // The token goes only to the Hub's own host, never to a storage URL an answer names.
@@ -91,7 +93,7 @@ Expected<std::string> HubSession::whoami() {
 Status HubSession::create_repo(bool is_private) {
   auto slash = repo_id_.find('/');
   Json body = {{"name", repo_id_.substr(slash + 1)}, {"organization", repo_id_.substr(0, slash)},
-               {"type", repo_type_}, {"private", is_private}};
+               {"type", to_string(repo_type_)}, {"private", is_private}};
   const Request req = request("POST", endpoint_ + "/api/repos/create", {{"Content-Type", "application/json"}}, body.dump());
   KHUB_TRY(auto r, call(req, true));
   if (r.status == 200 || r.status == 201 || r.status == 409) return {};
@@ -195,7 +197,7 @@ Expected<std::map<std::string, PreuploadInfo>> HubSession::preupload(const std::
 
 Expected<std::vector<LfsAction>> HubSession::lfs_batch(const std::vector<const LocalFile*>& files,
                                                       const std::optional<std::string>& ref) {
-  const std::string prefix = repo_type_ == "model" ? "" : repo_type_ + "s/";
+  const std::string prefix(url_prefix(repo_type_));
   Json objects = Json::array();
   for (const auto* f : files) objects.push_back({{"oid", f->sha256}, {"size", f->size}});
   Json body = {{"operation", "upload"}, {"transfers", {"basic", "multipart"}}, {"objects", objects},

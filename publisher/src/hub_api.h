@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "khub/publish/upload_plan.h"
+#include "khub/base/repo_type.h"
 #include "khub/http/retry.h"
 #include "khub/http/transport.h"
 
@@ -37,7 +38,7 @@ struct CommitOutcome {
 
 class HubSession {
  public:
-  HubSession(http::Transport& transport, std::string endpoint, std::string token, std::string repo_type,
+  HubSession(http::Transport& transport, std::string endpoint, std::string token, RepoType repo_type,
              std::string repo_id, http::RetryPolicy retry, http::RetryNotice notice);
 
   /// The token's user name, from GET /api/whoami-v2 (the namespace of a bare repo name).
@@ -72,7 +73,9 @@ class HubSession {
   Error http_error(const http::Request& request, const http::Response& response) const;
 
   http::Transport& transport_;
-  std::string endpoint_, token_, repo_type_, repo_id_;
+  std::string endpoint_, token_;
+  RepoType repo_type_;
+  std::string repo_id_;
   http::RetryPolicy retry_;
   http::RetryNotice notice_;
 };

@@ -215,14 +215,15 @@ std::string tree_url(const PushOptions& o, const std::string& repo, const std::s
   std::string base = o.endpoint;
   while (base.ends_with('/')) base.pop_back();
   if (base == "https://huggingface.co") base = "https://hf.co";
-  return base + "/" + (o.repo_type == "model" ? "" : o.repo_type + "s/") + repo + "/tree/" + branch;
+  return base + "/" + std::string(url_prefix(o.repo_type)) + repo + "/tree/" + branch;
 }
 
 }  // namespace
 
 Expected<PushResult> push_build(const BuildTree& tree, const PushOptions& o, http::Transport& transport) {
-  if (o.repo_type != "kernel" && o.repo_type != "model") {
-    return Error(ErrorCode::InvalidArgument, "--repo-type must be kernel or model, got `" + o.repo_type + "`");
+  if (o.repo_type != RepoType::Kernel && o.repo_type != RepoType::Model) {
+    return Error(ErrorCode::InvalidArgument,
+                 "--repo-type must be kernel or model, got `" + std::string(to_string(o.repo_type)) + "`");
   }
   say(o, "Found " + std::to_string(tree.variants.size()) + " build variant(s) in " + tree.variants_dir.string());
   KHUB_TRY(auto target, resolve_target(tree, o));

@@ -14,16 +14,12 @@
 #include <vector>
 
 #include "khub/base/error.h"
+#include "khub/base/repo_type.h"
 #include "khub/localhub/blob_store.h"
 
 namespace khub::localhub {
 
-enum class RepoType { Model, Dataset, Space, Kernel };
-
-/// "model" → Model etc.; nullopt for anything else.
-[[nodiscard]] std::optional<RepoType> parse_repo_type(std::string_view text);
-/// "model", "dataset", "space", "kernel".
-[[nodiscard]] std::string_view to_string(RepoType type);
+using khub::RepoType;
 
 struct RepoKey {
   RepoType type = RepoType::Model;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "khub/base/error.h"
+#include "khub/base/repo_type.h"
 #include "khub/publish/build_tree.h"
 #include "khub/publish/check.h"
 #include "khub/http/retry.h"
@@ -24,7 +25,7 @@ struct PushOptions {
   std::string repo_id;                 // empty: general.hub.repo-id of build.toml
   std::optional<std::string> branch;   // beats build.toml's general.hub.branch, which beats v<version>
   std::optional<std::uint64_t> version;  // when set, must equal every variant's metadata.version
-  std::string repo_type = "kernel";    // kernel | model (legacy repos)
+  RepoType repo_type = RepoType::Kernel;  // kernel | model (legacy repos)
   bool is_private = false;
   bool create_pr = false;
   bool dry_run = false;                // checks and plan; only GET requests
