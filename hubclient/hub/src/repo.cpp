@@ -35,12 +35,9 @@ Expected<RepoType> parse_repo_type(std::string_view text) {
                "use --repo-type kernel or --repo-type model");
 }
 
-std::string_view to_string(RepoType type) noexcept { return type == RepoType::Kernel ? "kernel" : "model"; }
-std::string_view api_segment(RepoType type) noexcept { return type == RepoType::Kernel ? "kernels" : "models"; }
-std::string_view url_prefix(RepoType type) noexcept { return type == RepoType::Kernel ? "kernels/" : ""; }
 
 std::string repo_folder_name(const RepoRef& repo) {
-  std::string out = repo.type == RepoType::Kernel ? "kernels--" : "models--";
+  std::string out(cache_prefix(repo.type));
   for (char c : repo.id) {
     if (c == '/') out += "--";
     else out.push_back(c);

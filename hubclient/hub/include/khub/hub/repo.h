@@ -4,10 +4,11 @@
 #include <string_view>
 
 #include "khub/base/error.h"
+#include "khub/base/repo_type.h"
 
 namespace khub::hub {
 
-enum class RepoType { Kernel, Model };
+using khub::RepoType;  // the client reads kernel repos, and model repos as a fallback
 
 struct RepoRef {
   RepoType type = RepoType::Kernel;
@@ -18,13 +19,8 @@ struct RepoRef {
 /// Checks `namespace/name` (one '/', no empty part, no '..', letters, digits, '-', '_', '.');
 /// InvalidArgument otherwise.
 [[nodiscard]] Expected<RepoRef> make_repo(std::string_view repo_id, RepoType type = RepoType::Kernel);
-[[nodiscard]] Expected<RepoType> parse_repo_type(std::string_view text);  // "kernel" | "model"
-[[nodiscard]] std::string_view to_string(RepoType type) noexcept;
-
-/// `kernels` / `models` (the /api/<segment>/ part).
-[[nodiscard]] std::string_view api_segment(RepoType type) noexcept;
-/// `kernels/` / `` (the resolve URL prefix).
-[[nodiscard]] std::string_view url_prefix(RepoType type) noexcept;
+/// The repo types the client reads: "kernel(s)" or "model(s)"; InvalidArgument otherwise.
+[[nodiscard]] Expected<RepoType> parse_repo_type(std::string_view text);
 /// `kernels--org--name` / `models--org--name`.
 [[nodiscard]] std::string repo_folder_name(const RepoRef& repo);
 
