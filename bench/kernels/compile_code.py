@@ -60,7 +60,7 @@ def best_config_launch(best_config, triton_cache):
 def compiled_kernels(modules):
     """The Triton kernels (inductor's autotuner objects) the compiled modules call, one per kernel name.
     Each kernel's own source is loaded as a module too, holding a second object of the same name
-    (call 132 found two for each persistent reduction), so an object counts only where its module's
+    (each persistent reduction had two), so an object counts only where its module's
     source runs it (`name.run(`), and objects of one name are counted once."""
     found = {}
     for m in modules:

@@ -10,7 +10,8 @@
 //    host_pieces: the op, the op on zero rows, the output's allocation, a plain kernel launch, an
 //    empty kernel launched plainly and the way khub's kernels are, with the PDL attribute);
 //    with a filter that matches no case (--filter none) only the breakdown runs.
-// Usage: kernels_bench --out results.json [--commit SHA] [--filter substring of op + shape + dtype]
+// Usage: kernels_bench [--out FILE (h200_kernels.json, as run_h200.sh and bench/results/ name it)]
+//        [--commit SHA] [--filter substring of op + shape + dtype]
 //        [--graph-warmup N (replays before the timed ones; 3)] [--host-breakdown]
 #include <ATen/cuda/CUDAGraph.h>
 #include <ATen/cuda/Sleep.h>
@@ -49,9 +50,9 @@ constexpr int kHostLoops = 9, kHostCalls = 200;  // host time: median of 9 loops
 
 // The SM clock in MHz, taken right after a case's timings while the GPU is still busy:
 // `at::cuda::sleep` spins one thread on clock64 for a known number of cycles, so cycles over its
-// event-timed length is the clock (the launch's ~µs is 0.1 % of a 2M-cycle spin). Machines that
-// read the same kernels 1-2 % apart (docs/gpu-measurements.md, versions 19-20) can be told apart
-// from a slower clock this way; nvidia-smi before the run reads the idle clock.
+// event-timed length is the clock (the launch's ~µs is 0.1 % of a 2M-cycle spin). Separate H200
+// machines have read the same kernels 1-2 % apart; this tells a slower clock from other causes
+// (nvidia-smi before the run reads the idle clock).
 double sm_mhz() {
   constexpr int64_t kCycles = 2'000'000;
   const auto us = time_events(3, false, [](int) { at::cuda::sleep(kCycles); });
@@ -60,7 +61,7 @@ double sm_mhz() {
 
 // Wall time a call of kHostCalls back-to-back calls, synchronised before and after; the median over
 // kHostLoops loops, as one loop's time moves with the host's other work (one loop of a few-row case
-// read 5.6-8.1 us within a minute on one machine: call 110).
+// read 5.6-8.1 us within a minute on one H200 machine).
 double host_us(const std::function<void(int)>& call) {
   std::vector<double> loops;
   for (int k = 0; k < kHostLoops; ++k) {
@@ -127,7 +128,7 @@ double copy_tbps(double* cold_us) {
 }  // namespace
 
 int main(int argc, char** argv) try {
-  std::string out = "kernels_bench.json", commit = "unknown", filter;
+  std::string out = "h200_kernels.json", commit = "unknown", filter;
   bool breakdown = false;
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];

@@ -32,7 +32,8 @@ void say(const PushOptions& o, const std::string& line) {
   if (o.status) o.status(line);
 }
 
-// Metadata of every variant, one version across them, repo id and branch (§7.7 steps 2–4).
+// Metadata of every variant, one version across them, repo id (the flag, else build.toml's
+// general.hub.repo-id) and branch (the flag, else general.hub.branch, else v<version>).
 Expected<Target> resolve_target(const BuildTree& tree, const PushOptions& o) {
   std::map<std::uint64_t, std::vector<std::string>> versions;
   for (const auto& v : tree.variants) {

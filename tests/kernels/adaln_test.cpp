@@ -121,7 +121,7 @@ TEST_P(AdaLnTest, GatedResidualWritesNewResidualAndNormOfIt) {
 // two agree bit for bit (on CPU both are the CPU implementation). Rows of 4096 take more than
 // cuda::kFewRows (128) rows: at or below that the engine sums a 16-bit row over 512 threads, not
 // 256 x 2, and a different summation order can move an output by an ulp (it did under
-// compute-sanitizer, whose filter changed the random inputs; version 20).
+// compute-sanitizer, whose filter changed the random inputs).
 TEST_P(AdaLnTest, RowsOfOneSampleMatchThePerTokenPathExactly) {
   const auto dtype = GetParam();
   auto f = op<AdaSig>(id(), "adaln_rms");

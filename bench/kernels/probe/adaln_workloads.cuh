@@ -50,9 +50,9 @@ inline Workload adaln(int64_t b, int64_t s, int n) {
   };
   auto add = [&](const char* name, Call c) { w.candidates.push_back({name, c}); };
   // Earlier sweeps (group sizes, fetch orders, L2 prefetch, a kernel without the Row state, the
-  // engine re-swept after unpack16): docs/gpu-measurements.md, versions 16 and 17. R rows of one
-  // sample a group (adaln_rows.cuh; the modulation fetched at the stores instead, and R at other
-  // budgets and group sizes): version 19, calls 80-81.
+  // engine re-swept after unpack16) are not repeated here, nor R rows of one sample a group with
+  // the modulation fetched at the stores (0.4-1.4 us slower); docs/kernels.md ("Performance on the
+  // H200: what limits each kernel, what was tried", AdaLN) keeps their outcome.
   namespace ad = khub_kernels::adaln;
   auto rk = [&](const char* name, cudaError_t (*launch)(const ad::AdaLnArgs&, cudaStream_t)) {
     if (launch(args(0, 0), g_stream) == cudaErrorInvalidValue) return;  // R does not divide s
@@ -62,8 +62,8 @@ inline Workload adaln(int64_t b, int64_t s, int n) {
   if (n == 256 * V) {  // 16-bit rows of 2048, fp32 rows of 1024
     add("engine G128 CH2 (16-bit shipped before)", fast<Op, 128, 2, 12>(op, rows, n, 1e-6f));
     // Row and modulation loads bypassing L1 ("stream"; shipped with R4 from 8192 16-bit rows) or
-    // kept there ("L1 keep"; shipped with R2 below that); the other L1 policies: version 19,
-    // calls 84-85.
+    // kept there ("L1 keep"; shipped with R2 below that). Not repeated: x read at L1's default
+    // policy (as evict_last) or evict_first (as bypassing).
     rk("rows G128 CH2 R2 MinB8 stream", ad::launch_rows<T, true, 128, 2, 2, 8>);
     rk("rows G128 CH2 R2 MinB8 L1 keep", ad::launch_rows<T, true, 128, 2, 2, 8, true>);
     rk("rows G128 CH2 R3 MinB5 stream", ad::launch_rows<T, true, 128, 2, 3, 5>);

@@ -6,7 +6,7 @@
 namespace probe {
 
 // 16-byte copy with the kernels' own load and store hints (ldg_stream, st.global.cs); with a plain
-// store it ran 2-3 % slower than cudaMemcpyAsync (docs/gpu-measurements.md, version 15).
+// store it ran 2-3 % slower than cudaMemcpyAsync on the H200.
 static __global__ void copy_kernel(const uint4* __restrict__ a, uint4* __restrict__ b, int64_t n) {
   const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   if (i < n) __stcs(b + i, kc::ldg_stream(a + i));
@@ -15,8 +15,8 @@ static __global__ void copy_kernel(const uint4* __restrict__ a, uint4* __restric
 // The copy engine's floor: each block moves one Chunk-byte piece with cp.async.bulk, global ->
 // shared (completion on an mbarrier) -> global, from one thread. A block keeps Chunk bytes in
 // flight (7 x 32 KB an SM against copy16's 2048 x 16 B), so this asks whether the ops' cold times,
-// which sit near copy16's, are bound by how many bytes per-thread loads keep in flight. Version 20
-// (calls 89-93): cold level with copy16 for the bytes of the 24-44 MB ops and 3-8 % slower from
+// which sit near copy16's, are bound by how many bytes per-thread loads keep in flight. On the
+// H200: cold level with copy16 for the bytes of the 24-44 MB ops and 3-8 % slower from
 // 88 MB; in graph replay (inputs in L2) 3-14 % faster for those small ops, 6 % slower at 88 MB.
 template <int Chunk>
 static __global__ void __launch_bounds__(32) bulk_copy_kernel(const char* __restrict__ a, char* __restrict__ b, int64_t bytes) {

@@ -58,12 +58,14 @@ inline Workload geglu(int64_t b, int64_t s, int64_t n) {
   direct("U1 rows in x", geglu_direct<T, 1, A, Gated, false>, 128);
   direct("U2 tiles in x", geglu_direct<T, 2, A, Gated, true>, 128);
   direct("U2 rows in x", geglu_direct<T, 2, A, Gated, false>, 128);
-  // Loads allocating in L1 (version 19's graph-replay gain for inputs that come from L2; not yet run).
+  // Loads allocating in L1 (what sped up RMSNorm's and AdaLN's graph replay, where the input comes
+  // from L2). GEGLU's outcome, in docs/kernels.md: 0.1 us faster in graph replay, 0.5-0.8 us slower
+  // cold.
   direct("U1 tiles in x, L1 keep", geglu_direct<T, 1, A, Gated, true, true>, 128);
   direct("U2 tiles in x, L1 keep", geglu_direct<T, 2, A, Gated, true, true>, 128);
   // A copy-engine GEGLU (cp.async.bulk tiles of K rows into shared memory, 128 threads computing
   // from there) lost at every shape and dtype: [2,1024,4096] 11.5-13.6 / 6.9-10.1 us against
-  // 10.7 / 6.2, [2,2688,16384] 67.4-74.7 against 66.7 (version 20, call 90; branch exp/geglu-bulk).
+  // 10.7 / 6.2, [2,2688,16384] 67.4-74.7 against 66.7 (on the H200; branch exp/geglu-bulk).
   if constexpr (Gated) {
     const int64_t cols = n * int64_t(sizeof(T)) / 16;
     const auto pairs = fills<T>(kGraphCalls, rows * n, 3);

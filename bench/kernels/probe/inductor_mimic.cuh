@@ -1,9 +1,9 @@
 // Probe only: a CUDA transcription of inductor's fp32 RMSNorm kernel for rows of 3072
-// (triton_red_fused_add_mean_mul_pow_rsqrt_0, exported in call 132: one row a block of 512 threads,
-// two 16-byte chunks a thread, the second half masked; pass 1 reads L1 + L2 evict-last, pass 2 reads
-// the weight evict-last and x evict-first; coherent loads, plain stores, 32-bit offsets, no
-// griddepcontrol). Inductor's own kernel ran 0.4-0.6 us ahead of khub's cold and of copy16 on the
-// same buffers (call 132); the options isolate what of its schedule that comes from.
+// (triton_red_fused_add_mean_mul_pow_rsqrt_0, exported by compile_code.py: one row a block of 512
+// threads, two 16-byte chunks a thread, the second half masked; pass 1 reads L1 + L2 evict-last,
+// pass 2 reads the weight evict-last and x evict-first; coherent loads, plain stores, 32-bit
+// offsets, no griddepcontrol). Inductor's own kernel ran 0.4-0.6 us ahead of khub's cold and of
+// copy16 on the same buffers on the H200; the options isolate what of its schedule that comes from.
 //   G, CH  threads a row and 16-byte chunks a thread (G x CH x 4 >= n)
 //   NC     the read-only (.nc) path instead of the coherent one
 //   Pdl    griddepcontrol.wait first (launch it with the PDL attribute)

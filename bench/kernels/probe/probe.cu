@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
       [] { return rms<bf16, false, true>(5376, 2048, "[2,2688,2048]"); },
       [] { return rms<bf16, false, true>(8192, 4096, "[1,8192,4096]"); },
       // Rows of 4096 at 16 MiB with a weight per buffer set, as kernels_bench has it: the L1 read's
-      // cold cost differed between the probe and kernels_bench (version 20).
+      // cold cost differed between the probe and kernels_bench.
       [] { return rms<bf16, false, true>(2048, 4096, "[1,2048,4096]"); },
       // Few rows with a weight per buffer set (kernels_bench's cold weight): the weight's round trip.
       [] { return rms<bf16, false, true>(128, 4096, "[1,128,4096]"); },

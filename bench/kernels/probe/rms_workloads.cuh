@@ -54,7 +54,8 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
     w.tail.push_back({"inductor (torch.compile's kernel), 2", call});
   }
   // Earlier sweeps (group sizes, fetch orders, fp32 3072 and q/k-head configurations, L2 prefetch of
-  // the weight): docs/gpu-measurements.md, version 16.
+  // the weight) are not repeated here (docs/kernels.md, "Performance on the H200: what limits each
+  // kernel, what was tried", keeps their outcome).
   if constexpr (!Residual) {
     namespace rn = khub_kernels::rmsnorm;
     auto dedicated = [&](const char* name, auto launch) {
@@ -63,7 +64,7 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
     // Interleaved, so neither side gets the later (faster-measuring) slots only. "keep": the
     // one-pass dedicated kernel; "engine": the row engine; "reload": the two-pass kernel ("reload
     // L1": with RowRead::L1Keep). Earlier sweeps (several rows a group, plain stores, L1 / L2
-    // priorities): docs/gpu-measurements.md, version 17.
+    // priorities) are not repeated here.
     using RR = rn::RowRead;
     if constexpr (sizeof(T) == 2) {
       if (n == 2048) {
@@ -108,8 +109,9 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
         dedicated("keep G256 CH2 MinB8 wfirst", rn::launch_keep<T, 256, 2, 8, false, true>);
         dedicated("keep G512 CH1 MinB4, 2", rn::launch_keep<T, 512, 1, 4>);
         dedicated("keep G512 CH1 MinB4 wfirst, 2", rn::launch_keep<T, 512, 1, 4, false, true>);
-        // After inductor's kernel for [1,128,4096] (call 112: two passes, 512 threads a row, L1 + L2
-        // evict-last then evict-first reads, plain stores), 0.1 us ahead cold in baselines.py.
+        // After inductor's kernel for [1,128,4096] (as compile_code.py prints it: two passes, 512
+        // threads a row, L1 + L2 evict-last then evict-first reads, plain stores), 0.1 us ahead
+        // cold in baselines.py.
         dedicated("reload L1 L2 G512 CH1 MinB4 plain", rn::launch_reload<T, 512, 1, 4, RR::L1KeepL2Hint, false>);
         dedicated("keep G512 CH1 MinB4 plain", rn::launch_keep<T, 512, 1, 4, false, false, false>);
         dedicated("keep G512 CH1 MinB4 wfirst plain", rn::launch_keep<T, 512, 1, 4, false, true, false>);
@@ -149,9 +151,9 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
         dedicated("keep G256 CH2 MinB8", rn::launch_keep<T, 256, 2, 8>);
         dedicated("keep G128 CH4 MinB6", rn::launch_keep<T, 128, 4, 6>);
         dedicated("keep G256 CH2 MinB6 wfirst", rn::launch_keep<T, 256, 2, 6, false, true>);
-        // After inductor's kernel for this shape (call 112: two passes, 512 threads with two rows,
-        // 25 registers so 2048 threads/SM, L1 + L2 evict-last then evict-first reads, plain stores),
-        // which runs 0.5 us ahead cold in baselines.py.
+        // After inductor's kernel for this shape (as compile_code.py prints it: two passes, 512
+        // threads with two rows, 25 registers so 2048 threads/SM, L1 + L2 evict-last then
+        // evict-first reads, plain stores), which runs 0.5 us ahead cold in baselines.py.
         dedicated("reload L1 L2 G256 CH2 MinB8 plain", rn::launch_reload<T, 256, 2, 8, RR::L1KeepL2Hint, false>);
         dedicated("keep G256 CH2 MinB6 wfirst plain", rn::launch_keep<T, 256, 2, 6, false, true, false>);
         dedicated("keep G256 CH2 MinB8 wfirst", rn::launch_keep<T, 256, 2, 8, false, true>);
@@ -162,7 +164,7 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
       if (n == 3072) {
         dedicated("reload hint G256 CH3 MinB6 (before)", rn::launch_reload<T, 256, 3, 6, RR::L2Hint>);
         dedicated("reload L1 L2 G256 CH3 MinB6", rn::launch_reload<T, 256, 3, 6, RR::L1KeepL2Hint>);
-        // Inductor's kernel read 0.6-0.8 us ahead cold in the probe (call 128): two passes, 512
+        // Inductor's kernel read 0.6-0.8 us ahead cold in the probe: two passes, 512
         // threads a row, a 2048-element block (the second one half masked), plain stores.
         for (const std::string round : {"", ", 2"}) {
           dedicated(("reload L1 L2 G512 CH2 MinB4 plain" + round).c_str(),
@@ -173,9 +175,10 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
           dedicated(("reload L1 L2 G1024 CH1 MinB2 plain" + round).c_str(),
                     rn::launch_reload<T, 1024, 1, 2, RR::L1KeepL2Hint, false>);
         }
-        // Not yet run (session 16): the weight loaded L1 / L2 evict-last, as inductor loads it; n and
-        // the row offset compile-time (n3072), as in inductor's shape-specialised kernel; and the
-        // shipped kernel launched without PDL (inductor's kernel has no griddepcontrol).
+        // The weight loaded L1 / L2 evict-last, as inductor loads it; n and the row offset
+        // compile-time (n3072), as in inductor's shape-specialised kernel; and the shipped kernel
+        // launched without PDL (inductor's kernel has no griddepcontrol). On the H200 each read
+        // within 0.3 us of the shipped kernel cold: none closes inductor's 0.5 us lead.
         for (const std::string round : {"", ", 2"}) {
           dedicated(("reload L1 L2 G256 CH3 MinB6 wkeep" + round).c_str(),
                     rn::launch_reload<T, 256, 3, 6, RR::L1KeepL2Hint, true, true>);
@@ -188,8 +191,9 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
                                                                          false, g_stream)));
               }));
         }
-        // Inductor's kernel transcribed (inductor_mimic.cuh), call 134: which part of its schedule
-        // puts it ahead of copy16.
+        // Inductor's kernel transcribed (inductor_mimic.cuh): which part of its schedule puts it
+        // ahead of copy16. It did not tell: the transcription ran slower (docs/kernels.md,
+        // RMSNorm).
         auto mimic = [&](const char* name, auto kernel, int g, bool pdl) {
           add(name, [=](int i, int o) {
             if (pdl) CHECK(kc::launch(kernel, dim3(unsigned(rows)), dim3(unsigned(g)), g_stream, xs[i], weights[i],
@@ -233,9 +237,9 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
     }
   } else {
     // The fused add (Residual) against the shipped launcher: the keep kernel for rows of 2048
-    // (version 23; any number of 16-bit rows, plain stores up to 256, version 25); for 16-bit rows of
-    // 4096 the two-pass kernel from 2048 rows, the keep kernel below (version 24); for fp32 rows of
-    // 4096 the keep kernel from 2048 rows, the two-pass kernel from 4096 (version 25).
+    // (any number of 16-bit rows, plain stores up to 256); for 16-bit rows of 4096 the two-pass
+    // kernel from 2048 rows, the keep kernel below; for fp32 rows of 4096 the keep kernel from 2048
+    // rows, the two-pass kernel from 4096 (rmsnorm.cu has the measurements).
     namespace rn = khub_kernels::rmsnorm;
     using RR = rn::RowRead;
     auto add_keep = [&](const char* name, auto launch) {
@@ -271,7 +275,7 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
     }
     if constexpr (sizeof(T) == 4) {
       if (n == 4096) {
-        // fp32 rows of 4096 (version 25): the two-pass and keep kernels against the row engine.
+        // fp32 rows of 4096: the two-pass and keep kernels against the row engine.
         twice([&](auto in_turn) {
           in_turn("add reload G512 CH2 MinB4 L1L2 recompute",
                   rn::launch_add_reload<T, 512, 2, 4, RR::L1KeepL2Hint, true, true>);
@@ -286,8 +290,8 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
     if (n != 2048) return w;
     if constexpr (sizeof(T) == 2) {
       if (rows < 2048) {
-        // Fewer rows of 2048 (version 25, then on the row engine): the two-pass kernel against the
-        // keep kernel below.
+        // Fewer rows of 2048 (on the row engine until they moved to the keep kernel): the two-pass
+        // kernel against the keep kernel below.
         add_keep("add reload G128 CH2 MinB12 L1L2 recompute",
                  rn::launch_add_reload<T, 128, 2, 12, RR::L1KeepL2Hint, true, true>);
         add_keep("add reload G256 CH1 MinB8 L1L2 recompute",
@@ -300,7 +304,7 @@ inline Workload rms(int64_t rows, int n, std::string shape) {
       add_keep("add keep G128 CH2 MinB16", rn::launch_add_keep<T, 128, 2, 16, false>);
       add_keep("add keep G128 CH2 MinB12 wfirst, 2", rn::launch_add_keep<T, 128, 2, 12>);
       if (rows < 2048) {
-        // torch.compile read 0.35 us ahead cold at [2,128,2048] in baselines.py (call 128): without
+        // torch.compile read 0.35 us ahead cold at [2,128,2048] in baselines.py: without
         // programmatic dependent launch, and with plain stores.
         add("add keep G128 CH2 MinB12 wfirst no PDL",
             no_pdl([=](int i, int o) { CHECK((rn::launch_add_keep<T, 128, 2, 12>(args(i, o), g_stream))); }));

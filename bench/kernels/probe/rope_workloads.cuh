@@ -178,30 +178,31 @@ inline Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
     auto token_stream = [&](const char* name, auto launch) {
       add(name, [=](int i, int o) { CHECK(launch(op_stream(i, o), tokens, d, 1e-5f, g_stream)); });
     };
-    // Earlier candidates (weights first, two samples a group, other budgets, L2 prefetch): version 16.
-    // Re-sweep after unpack16 / keep_packed (version 17): the shipped G128 x 2 at 1024 threads/SM.
+    // Earlier candidates (weights first, two samples a group, other budgets, L2 prefetch) lost and
+    // left the probe. Re-sweep after unpack16 / keep_packed: the shipped G128 x 2 at 1024
+    // threads/SM.
     token_stream("token T weight G128 CH2 MinB6", r3::launch_rope_token<128, 2, 6, true, OpS>);
     token_stream("token T weight G128 CH2 MinB10", r3::launch_rope_token<128, 2, 10, true, OpS>);
     token_stream("token T weight G256 CH1 MinB8", r3::launch_rope_token<256, 1, 8, true, OpS>);
     token_stream("token T weight G64 CH4 MinB12", r3::launch_rope_token<64, 4, 12, true, OpS>);
     token_stream("token T weight G128 CH2 MinB8 (before Lean)", r3::launch_rope_token<128, 2, 8, true, OpS>);
-    // q and k loads allocating in L1 (version 19; not yet run).
+    // q and k loads allocating in L1 (not yet run).
     token_stream("token T weight G128 CH2 MinB8 L1 keep", r3::launch_rope_token<128, 2, 8, true, OpS, true>);
-    // Lean, shipped since session 16 (version 25): the token's (b, s) by one multiply-high division
+    // Lean (shipped): the token's (b, s) by one multiply-high division
     // reused for both rows' offsets, no per-chunk bounds checks, the mean by a constant multiply;
     // the kernel shipped before it between its two runs.
     token_stream("token T weight G128 CH2 MinB8 lean", r3::launch_rope_token<128, 2, 8, true, OpS, false, true>);
     token_stream("token T weight G128 CH2 MinB8 (before Lean), 2", r3::launch_rope_token<128, 2, 8, true, OpS>);
     token_stream("token T weight G128 CH2 MinB8 lean, 2", r3::launch_rope_token<128, 2, 8, true, OpS, false, true>);
-    // Session 18 (call 138): Lean at other group sizes, since every thread of a group repeats the
+    // Lean at other group sizes, since every thread of a group repeats the
     // token's offsets and trig rows. 64 x 4 read 28.4-29.9 us (spilling at MinB12), 256 x 1 30.7-30.9,
     // against 27.3-27.6 for 128 x 2. Lean 128 x 2 at 1280 or 1536 threads/SM spills (40, 136 bytes).
     token_stream("token T weight G64 CH4 MinB12 lean", r3::launch_rope_token<64, 4, 12, true, OpS, false, true>);
     token_stream("token T weight G64 CH4 MinB10 lean", r3::launch_rope_token<64, 4, 10, true, OpS, false, true>);
     token_stream("token T weight G64 CH4 MinB8 lean", r3::launch_rope_token<64, 4, 8, true, OpS, false, true>);
     token_stream("token T weight G256 CH1 MinB4 lean", r3::launch_rope_token<256, 1, 4, true, OpS, false, true>);
-    // Session 19: cos / sin interleaved in one table (one 8-byte gather a pair instead of two 4-byte
-    // ones; 16 of a thread's 27 global loads were the scalar gathers, version 16).
+    // Packed: cos / sin interleaved in one table (one 8-byte gather a pair instead of two 4-byte
+    // ones; ncu: 16 of a thread's 27 global loads were the scalar gathers).
     using OpSP = r3::RopeRowOp<bf16, true, r3::TrigMode::Table, true, true>;
     const auto op_sp = packed([=](int i, int o) {
       const Op p = op(i, o);
@@ -234,19 +235,20 @@ inline Workload rope_table(int64_t b, int64_t fr, int64_t h, int64_t wd) {
     auto token = [&](const char* name, auto launch) {
       add(name, [=](int i, int o) { CHECK(launch(op(i, o), tokens, d, 0.f, g_stream)); });
     };
-    // The row engine's configuration before version 16, and the other token configurations measured.
+    // The row engine's configuration from before the per-token kernel, and the other token
+    // configurations measured.
     token("token G128 CH2 MinB10", r3::launch_rope_token<128, 2, 10, false, Op>);
     token("token G128 CH2 MinB16", r3::launch_rope_token<128, 2, 16, false, Op>);
     token("token G256 CH1 MinB6", r3::launch_rope_token<256, 1, 6, false, Op>);
     token("token G256 CH1 MinB8 L1 keep", r3::launch_rope_token<256, 1, 8, false, Op, true>);
     token("token G256 CH1 MinB6 L1 keep", r3::launch_rope_token<256, 1, 6, false, Op, true>);
-    // Lean (version 25: level with the shipped kernel here, 26.24 vs 26.21 us, so not shipped): the
+    // Lean (level with the shipped kernel here, 26.24 vs 26.21 us, so not shipped): the
     // token's (b, s) by one multiply-high division reused for both rows' offsets; the shipped
     // configuration between its two runs.
     token("token G256 CH1 MinB8 lean", r3::launch_rope_token<256, 1, 8, false, Op, false, true>);
     token("token G256 CH1 MinB8", r3::launch_rope_token<256, 1, 8, false, Op>);
     token("token G256 CH1 MinB8 lean, 2", r3::launch_rope_token<256, 1, 8, false, Op, false, true>);
-    // Session 19: the Packed tables.
+    // The Packed tables.
     using OpP = r3::RopeRowOp<bf16, false, r3::TrigMode::Table, true, true>;
     const auto op_p = packed([=](int i, int o) {
       const Op p = op(i, o);

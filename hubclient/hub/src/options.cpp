@@ -1,4 +1,6 @@
-// The one place that reads the environment (hub-protocol §5.1, §6).
+// The one place that reads the environment: huggingface_hub's variables, names and precedence
+// (listed in docs/cpp-api.md, `khub::hub`; docs/protocol.md, Offline mode and cache fallback, Cache
+// layout, Tokens) and LOCAL_KERNELS.
 #include <sys/utsname.h>
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // Resolve HEAD (metadata from the last Hub-host response) and GET with resume and verification
-// (hub-protocol §2.2–§2.6).
+// (docs/protocol.md, Downloads).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>

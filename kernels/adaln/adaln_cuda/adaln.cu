@@ -7,7 +7,7 @@ namespace khub_kernels::adaln {
 namespace {
 
 // adaln_rows_kernel (R rows of a sample a group, one modulation fetch for them) where it was
-// measured faster than the row engine on the H200 (docs/gpu-measurements.md, version 19): no gated
+// measured faster than the row engine on the H200: no gated
 // residual, a modulation per sample (or shared), an even number of rows a sample, 16-bit rows of
 // 2048, 3072 or 4096 and fp32 rows of 2048. [2,2688,2048] bf16 15.2 / 12.5 -> 13.9 / 11.5 us,
 // and 13.7-14.3 / 10.1 with the rows read into L1 (L1Keep: 16-bit rows of 2048 below 8192 rows),

@@ -25,7 +25,7 @@ __device__ __forceinline__ void mod_floats(const ModVals<T, V>& m, float (&v)[V]
 // One modulation vector: base (+ table), the sum rounded to T as the model's own add of two T
 // tensors rounds it (the CPU implementation does the same). Kept in T between the fetch and the
 // store: 8 registers a chunk instead of 16 for scale and shift in fp32, and one packed add per
-// pair; AdaLN [2,8064,2048] 40.1 -> 38.2 us (docs/gpu-measurements.md, version 15).
+// pair; AdaLN [2,8064,2048] 40.1 -> 38.2 us on the H200.
 // KeepInL1 (16-byte path): the loads allocate in L1 with evict_last priority, beside rows read the
 // same way (adaln_rows.cuh).
 template <typename T, bool Table>
@@ -69,7 +69,7 @@ __device__ __forceinline__ ModRow<T, Table> mod_row(const ModSource& m, int64_t 
 
 // Gated: with the gated residual (delta, gate, h_out); Table: modulation = table + base. Both are
 // template parameters so each kernel carries only the pointers it uses: the plain table form went
-// from 72 to 64 registers (docs/gpu-measurements.md, version 13).
+// from 72 to 64 registers.
 template <typename TT, bool Gated, bool Table>
 struct AdaLnOp {
   using T = TT;
@@ -77,10 +77,10 @@ struct AdaLnOp {
   static constexpr int kMinVec = 1;
   // 16-bit plain rows of 2048 on 128 threads x 2 chunks at 1536 threads/SM: [2,2688,2048] 16.2 / 13.3
   // -> 15.5 / 12.5 us, [2,8064,2048] 38.0 -> 37.8 once rows were unpacked by words (it had been 1 us
-  // slower before; docs/gpu-measurements.md, version 17). The gated forms spill 16 B there and were
+  // slower before). The gated forms spill 16 B there and were
   // not measured, fp32 neither: those keep the default groups.
   static constexpr int kWideThreads = sizeof(TT) == 2 && !Gated ? 1536 : 0;
-  static constexpr int kEarlyChunks = 0;  // measured: docs/gpu-measurements.md, version 11
+  static constexpr int kEarlyChunks = 0;  // early fetch spilled: 16.8 -> 21.6 us (row_norm.cuh)
 
   const T* x;
   RowLayout xl;

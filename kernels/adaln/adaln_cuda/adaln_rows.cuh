@@ -1,7 +1,7 @@
 // AdaLN without the gated residual, R rows of one sample a thread group: the rows share their
 // modulation, so scale and shift (table + base) are fetched once a chunk for all R rows instead
 // of once a row, which is what kept the row engine's AdaLN 1.1-1.6 us behind RMSNorm at the same
-// shape (docs/gpu-measurements.md, version 19). No torch.
+// shape on the H200. No torch.
 #pragma once
 #include "adaln.cuh"
 
@@ -11,9 +11,9 @@ namespace khub_kernels::adaln {
 // sample (the launcher checks inner % R == 0) and with a modulation that does not vary along s.
 // Every row's x and the group's modulation are loaded before the reduction, so the modulation's
 // L2 round trip overlaps the row's DRAM one: fetching it chunk by chunk at the stores, as the
-// engine does, was 0.4-1.4 us slower (version 19). L1Keep: x and the modulation are read into L1
+// engine does, was 0.4-1.4 us slower. L1Keep: x and the modulation are read into L1
 // with evict_last priority instead of x bypassing L1 (graph replay of [2,2688,2048] 11.5 -> 10.1 us,
-// cold within noise; larger rows lost 0.4-0.9 us cold; version 19).
+// cold within noise; larger rows lost 0.4-0.9 us cold).
 template <typename T, bool Table, int G, int CH, int R, int MinBlocks, bool L1Keep>
 __global__ void __launch_bounds__(cuda::row_threads<G>(), MinBlocks)
     adaln_rows_kernel(const T* __restrict__ x, RowLayout xl, ModSource scale, ModSource shift, T* __restrict__ out,

@@ -9,7 +9,7 @@ namespace {
 // Output vectors a thread: GEGLU loads two operands per output vector and takes one (two ran 5 %
 // slower); the plain GELU in 16-bit takes two, so each thread still has two loads in flight
 // (kernels_bench GELU-tanh bf16 46.2 us with two, 50.0 with one); in fp32 one (probe 86.2 vs 87.5,
-// twice). docs/gpu-measurements.md, version 15.
+// twice). All on the H200.
 template <typename T, bool Gated>
 constexpr int kUnroll = Gated || sizeof(T) == 4 ? 1 : 2;
 

@@ -6,14 +6,14 @@ namespace khub_kernels::rmsnorm {
 namespace {
 
 // The dedicated kernels (rmsnorm.cuh) where they were measured faster than the row engine on the
-// H200 (docs/gpu-measurements.md, versions 16 to 19): no residual, a T weight, at least 2048 rows
+// H200: no residual, a T weight, at least 2048 rows
 // (any number of 16-bit rows of 2048 or 4096), and the row sizes measured. The one-pass keep
 // kernel, except fp32 rows of 3072, which take the two-pass kernel with L1 / L2 eviction priorities
 // ([4,4096,3072] graph 96.3 -> 95.7 us, cold unchanged in kernels_bench). 16-bit rows of 2048
 // between 16 and 32 MiB read x into L1 (evict_last): in graph replay the input comes from L2, and
 // reads that allocate in L1 serve it faster ([2,2688,2048] 13.98 / 9.69 us cold / graph, against
-// the two-pass kernel's 14.2-14.4 / 9.8 and the keep kernel bypassing L1's 14.0-14.3 / 11.5;
-// version 19). Returns false where none applies.
+// the two-pass kernel's 14.2-14.4 / 9.8 and the keep kernel bypassing L1's 14.0-14.3 / 11.5).
+// Returns false where none applies.
 constexpr int64_t kDedicatedMinRows = 2048;
 constexpr double kMiB = 1 << 20;
 
@@ -21,7 +21,7 @@ constexpr double kMiB = 1 << 20;
 // memory round trip follows the reduction: cold 0.2-0.4 us and graph 0.1-0.3 us lower at every
 // configuration below but the few-rows one, where it changed nothing ([2,2688,2048] 14.02-14.08 /
 // 9.77 -> 13.70-13.79 / 9.51-9.55, [1,2048,4096] 11.87-12.00 / 7.54 -> 11.65-11.81 / 7.45,
-// [4,4096,3072] 52.35-52.45 -> 51.97-52.00; docs/gpu-measurements.md, version 22).
+// [4,4096,3072] 52.35-52.45 -> 51.97-52.00).
 template <typename T, int G, int CH, int MinBlocks, bool L1Keep = false>
 cudaError_t keep_wf(const T* x, const RowLayout& xl, const T* w, T* out, int n, float eps, bool round_first,
                     cudaStream_t stream) {
@@ -29,12 +29,12 @@ cudaError_t keep_wf(const T* x, const RowLayout& xl, const T* w, T* out, int n, 
 }
 
 // The fused add, a T weight. Rows of 2048 (fp32: at least 2048 of them) on the keep kernel, weight loaded
-// first: [2,2688,2048] against the row engine, probe cold / graph us (docs/gpu-measurements.md,
-// version 23): bf16 26.14-26.40 / 23.30 -> 25.60-25.89 / 22.81-22.86 (128 x 2, 1536 threads/SM);
+// first: [2,2688,2048] against the row engine, probe cold / graph us: bf16 26.14-26.40 / 23.30 ->
+// 25.60-25.89 / 22.81-22.86 (128 x 2, 1536 threads/SM);
 // fp32 47.97-48.13 / 45.13-45.21 -> 46.53-46.94 / 43.87-43.89 (512 x 1, 2048 threads/SM; 256 x 2,
 // the engine's layout, 47.14-47.33 / 44.31-44.45).
-// 16-bit rows of 4096 (Qwen3's hidden size), probe, two processes, each candidate twice in turn
-// (version 24): from 2048 rows the two-pass kernel recomputing the sum from x and the residual
+// 16-bit rows of 4096 (Qwen3's hidden size), probe, two processes, each candidate twice in turn:
+// from 2048 rows the two-pass kernel recomputing the sum from x and the residual
 // re-read with L1 / L2 priorities, as inductor schedules it: [1,8192,4096] at 512 x 1 67.2-67.8 /
 // 64.0-64.1 against the engine's 69.2-70.8 / 65.4-67.5 (copy16 66.6; torch.compile 67.23 in
 // baselines.py), [1,4096,4096] 36.2-36.9 / 33.4 against 37.1-37.6 / 33.4-34.9; [1,2048,4096] at
@@ -43,11 +43,11 @@ cudaError_t keep_wf(const T* x, const RowLayout& xl, const T* w, T* out, int n, 
 // 11.2-11.3 / 7.2, [64,1,4096] 5.9-6.0 / 2.1 -> 5.1 / 1.6 (compile 5.31 / 2.13). The op always
 // rounds once (Rounding::Fused); the rounding-first instance of the fp16 256 x 2 two-pass kernel,
 // reachable only from C++, spills 4 bytes (ptxas).
-// fp32 rows of 4096 (version 25, probe, each candidate twice in turn): from 4096 rows the two-pass
+// fp32 rows of 4096 (probe, each candidate twice in turn): from 4096 rows the two-pass
 // kernel at 1024 x 1, [1,8192,4096] 134.2-136.2 / 130.4-132.6 -> 130.05-130.18 / 126.9 (copy16
 // 128.6; the keep kernel 133.3); from 2048 rows the keep kernel at 512 x 2, [1,2048,4096]
 // 37.2-37.3 / 33.8-35.8 -> 36.6-36.7 / 32.9 (the two-pass kernel 37.1-37.4). Fewer 16-bit rows of
-// 2048 on the keep kernel too (version 25): [1,1024,2048] 8.48-8.51 / 4.62-4.75 -> 7.94-8.00 /
+// 2048 on the keep kernel too: [1,1024,2048] 8.48-8.51 / 4.62-4.75 -> 7.94-8.00 /
 // 3.86-3.88, [2,128,2048] 6.30-6.37 / 2.36 -> 5.82-5.89 / 1.85 (the two-pass kernel 6.0-6.2).
 template <typename T>
 bool run_add_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cudaError_t& err) {
@@ -63,7 +63,7 @@ bool run_add_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream
     }
     if (a.n != 2048) return false;
     // Up to 256 rows with plain stores: [2,128,2048] probe 5.89-5.92 / 1.84 -> 5.63 / 2.00,
-    // kernels_bench 5.60-5.70 / 1.81 -> 5.31-5.44 / 1.78 (version 25; torch.compile 5.31 / 2.86 in
+    // kernels_bench 5.60-5.70 / 1.81 -> 5.31-5.44 / 1.78 (torch.compile 5.31 / 2.86 in
     // baselines.py); at 1024 rows they cost graph replay 3.9 -> 5.8 us in the probe.
     err = rows <= 2 * cuda::kFewRows ? launch_add_keep<T, 128, 2, 12, true, false>(a, stream)
                                      : launch_add_keep<T, 128, 2, 12>(a, stream);
@@ -95,8 +95,8 @@ bool run_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cu
   const int n = static_cast<int>(a.n);
   const RowLayout& xl = a.x_layout;
   if constexpr (sizeof(T) == 2) {
-    // Fewer rows of 2048 or 4096 take the keep kernel too, measured against the row engine
-    // (docs/gpu-measurements.md, version 18): up to 128 rows of 4096 (decode) at 512 threads a row,
+    // Fewer rows of 2048 or 4096 take the keep kernel too, measured against the row engine on the
+    // H200: up to 128 rows of 4096 (decode) at 512 threads a row,
     // one chunk each ([64,1,4096] 5.25 / 1.70 -> 4.99 / 1.46 us), more at 256 x 2 ([1,1024,4096]
     // 9.31 / 5.06 -> 8.22 / 4.01); rows of 2048 at 128 x 2, 1536 threads/SM ([1,1024,2048] 6.69 /
     // 2.97 -> 6.40 / 2.77, [2,128,2048] 5.70 / 2.03 -> 5.38 / 1.62).
@@ -113,7 +113,7 @@ bool run_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cu
   if (rows < kDedicatedMinRows) return false;
   if constexpr (sizeof(T) == 2) {
     switch (a.n) {
-      case 128:  // 16 threads x 1 chunk: [1,8192,32,128] 36.35 -> 35.97 us against 8 x 2 (version 17)
+      case 128:  // 16 threads x 1 chunk: [1,8192,32,128] 36.35 -> 35.97 us against 8 x 2
         err = keep_wf<T, 16, 1, 8>(x, xl, w, out, n, a.eps, rf, stream);
         return true;
       case 2048:
@@ -125,7 +125,7 @@ bool run_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cu
       case 4096:
         // Bypassing L1 at 16 MiB too: reading x into L1 there took graph replay 7.6 -> 6.8 us but
         // kernels_bench's cold time up 0.2-0.8 us ([1,2048,4096] 12.13 -> 12.29-12.35, [8,256,4096]
-        // 12.06 -> 12.83-12.86), though the probe had read it 0.1-0.25 lower (version 20).
+        // 12.06 -> 12.83-12.86), though the probe had read it 0.1-0.25 lower.
         err = bytes <= 32 * kMiB ? keep_wf<T, 256, 2, 8>(x, xl, w, out, n, a.eps, rf, stream)
                                  : keep_wf<T, 256, 2, 6>(x, xl, w, out, n, a.eps, rf, stream);
         return true;
@@ -136,7 +136,7 @@ bool run_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cu
       case 128: err = keep_wf<T, 16, 2, 6>(x, xl, w, out, n, a.eps, rf, stream); return true;
       // fp32 rows of 2048 at 2048 threads/SM (30 registers, no spills): [2,2688,2048] in
       // kernels_bench, alternating with 1536 threads/SM, cold / graph 25.98-26.05 / 23.08 ->
-      // 25.66-25.89 / 22.87 us (docs/gpu-measurements.md, version 23).
+      // 25.66-25.89 / 22.87 us.
       case 2048: err = keep_wf<T, 256, 2, 8>(x, xl, w, out, n, a.eps, rf, stream); return true;
       case 3072: err = launch_reload<T, 256, 3, 6, RowRead::L1KeepL2Hint>(x, xl, w, out, n, a.eps, rf, stream); return true;
       default: return false;

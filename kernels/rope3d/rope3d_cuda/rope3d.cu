@@ -22,7 +22,7 @@ cudaError_t run(const RopeArgs& a, bool vector_ok, cudaStream_t stream) {
 // One group of 32-256 threads per token by row length, two chunks a thread. Lean where the row is
 // exactly the group's chunks (one multiply-high division a token, no per-chunk bounds checks, the
 // mean by a constant multiply): [2,2688,2048] q+k probe cold / graph 28.22-28.67 / 25.0-25.2 ->
-// 27.58-27.78 / 24.5-24.7 us, outputs bit-identical (docs/gpu-measurements.md, version 25).
+// 27.58-27.78 / 24.5-24.7 us on the H200, outputs bit-identical.
 template <bool TWeight, typename Op>
 cudaError_t launch_token_groups(const Op& op, int64_t tokens, int n, float eps, cudaStream_t stream) {
   constexpr int vec = 16 / sizeof(typename Op::T);
@@ -33,9 +33,9 @@ cudaError_t launch_token_groups(const Op& op, int64_t tokens, int n, float eps, 
 }
 
 // The fused norm with q and k, rows of up to 512 16-byte vectors: one group per token, two chunks a
-// thread, 1024 threads per SM ([2,2688,2048] q+k: 34.2 -> 31.3 us against one group per row,
-// docs/gpu-measurements.md, version 14), cache-streaming stores (31.8 -> 31.2 us, and 33.0 -> 31.2
-// with every call's weights and tables cold as in kernels_bench; version 16), and a T-weight kernel
+// thread, 1024 threads per SM ([2,2688,2048] q+k: 34.2 -> 31.3 us against one group per row),
+// cache-streaming stores (31.8 -> 31.2 us, and 33.0 -> 31.2 with every call's weights and tables
+// cold as in kernels_bench), and a T-weight kernel
 // without run-time weight branches. Returns false when the shape does not fit.
 template <typename T>
 bool run_token_groups(const RopeArgs& a, cudaStream_t stream, cudaError_t& err) {
@@ -52,7 +52,7 @@ bool run_token_groups(const RopeArgs& a, cudaStream_t stream, cudaError_t& err) 
 
 // The plain table rotation of q and k with one group per token, one chunk a thread, 2048 threads
 // per SM: the token's trig gathered once for both rows ([2,2688,2048] q+k 27.9 -> 26.2 us,
-// [2,8064,2048] 72.7 -> 68.0 against one group of 128 threads x 2 chunks per row; version 16).
+// [2,8064,2048] 72.7 -> 68.0 against one group of 128 threads x 2 chunks per row).
 // Rows of up to 256 16-byte vectors; returns false when the shape does not fit.
 template <typename T>
 bool run_plain_token(const RopeArgs& a, cudaStream_t stream, cudaError_t& err) {

@@ -18,8 +18,7 @@ __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162f
 
 // The 16 bytes u of T values as fp32, converted word by word (bf16: a shift and a mask per pair).
 // Reading the elements through a union of T instead cost a byte permute per element, and nvcc
-// then tracked the 16-bit halves one by one and kept the unpacked row alive, spilling
-// (docs/gpu-measurements.md, version 17).
+// then tracked the 16-bit halves one by one and kept the unpacked row alive, spilling.
 template <typename T>
 __device__ __forceinline__ void unpack16(const uint4& u, float (&f)[16 / sizeof(T)]) {
   const uint32_t w[4] = {u.x, u.y, u.z, u.w};
@@ -156,7 +155,7 @@ __device__ __forceinline__ uint4 ldg_now(const void* p) {
 
 // A row's one 16-byte read: bypassing L1 (ldg_stream), or, KeepInL1, allocating in L1 with
 // evict_last priority, which serves an input that comes from L2 faster (graph replay of
-// [2,2688,2048]: RMSNorm 11.5 -> 9.7 us; docs/gpu-measurements.md, version 19).
+// [2,2688,2048] on the H200: RMSNorm 11.5 -> 9.7 us).
 template <bool KeepInL1>
 __device__ __forceinline__ uint4 ldg_row(const void* p) {
   if constexpr (KeepInL1) return ldg_l1<true, false>(p);
@@ -167,8 +166,8 @@ __device__ __forceinline__ uint4 ldg_row(const void* p) {
 // evict-first), so the outputs of a large call don't push the inputs and the reused vectors out
 // of L2. On the H200 this took RoPE [2,8064,2048] from 93.4 to 79.0 us and most row and
 // elementwise kernels 1-5 % (and CUDA-graph replays up to 23 %) lower. The fused norm + RoPE ran
-// 10 % slower with it on one group per row (version 11), 2-6 % faster on one group per token
-// (version 16), so only its per-token kernel takes it (docs/gpu-measurements.md).
+// 10 % slower with it on one group per row, 2-6 % faster on one group per token, so only its
+// per-token kernel takes it.
 template <bool Stream>
 __device__ __forceinline__ void st_out(void* p, uint4 v) {
   if constexpr (Stream) __stcs(reinterpret_cast<uint4*>(p), v);

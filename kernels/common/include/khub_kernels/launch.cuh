@@ -24,7 +24,7 @@ inline bool& pdl_enabled() {
 // kTriggerTail let dependents launch right away: they are only scheduled once every block of this
 // grid has done so or exited, and they wait here in turn before touching memory. Earlier blocks
 // don't trigger: the instruction costs enough that grids of many short blocks (GELU-tanh, q/k
-// norm) ran 13-17 % slower when every block issued it (docs/gpu-measurements.md, version 11), and
+// norm) ran 13-17 % slower on the H200 when every block issued it, and
 // those blocks exit before the tail starts anyway.
 constexpr unsigned kTriggerTail = 2048;  // >= blocks resident at once (132 SMs x up to 16)
 

@@ -112,9 +112,8 @@ __device__ __forceinline__ void add_squares(const Pack16<T> (&pk)[CH], int lane,
 // When fetch() runs for a chunk. AtStore: just before that chunk's store. Early: for every chunk
 // before the reduction (its loads overlap the row's). Op::kEarlyChunks is the most chunks for which
 // Early paid on the H200: the fused norm + RoPE gained 1.3 us (of 39); RMSNorm, AdaLN and plain
-// RoPE lost 1-4 us, their prefetched registers crowding the row or spilling (docs/gpu-measurements.md,
-// version 11). Fetching every chunk's operands between the reduction and the first store lost too
-// (AdaLN 38.5 -> 41.8 us; version 16).
+// RoPE lost 1-4 us, their prefetched registers crowding the row or spilling. Fetching every chunk's
+// operands between the reduction and the first store lost too (AdaLN 38.5 -> 41.8 us).
 enum class Fetch { AtStore, Early };
 
 template <typename Op, int CH>
@@ -237,10 +236,10 @@ cudaError_t launch_fast(const Op& op, int64_t rows, int n, float eps, cudaStream
 }
 
 // Wide groups: rows of 2048 or 4096 (bf16) spread over 128 or 256 threads, two 16-byte chunks
-// each, Op::kWideThreads threads per SM. RMSNorm (1536) ran 1-3 % faster in the probe
-// (docs/gpu-measurements.md, version 9); the plain RoPE (1024, registers for its trig) 7-8 % faster
-// once its kernels were specialised per trig mode (version 13); 16-bit plain AdaLN (1536) 0.2-0.8 us
-// faster once rows were unpacked by words (version 17); the fused norm + RoPE runs its own kernel.
+// each, Op::kWideThreads threads per SM. On the H200, RMSNorm (1536) ran 1-3 % faster in the
+// probe; the plain RoPE (1024, registers for its trig) 7-8 % faster once its kernels were
+// specialised per trig mode; 16-bit plain AdaLN (1536) 0.2-0.8 us faster once rows were unpacked
+// by words; the fused norm + RoPE runs its own kernel.
 // Returns that group size for a row of n elements (0: not measured).
 inline int wide_group(int64_t n, int vec) {
   for (int g = 128; g <= 256; g *= 2)

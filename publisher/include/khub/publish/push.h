@@ -1,8 +1,9 @@
 #pragma once
-// `khub push`: publish a multi-variant build the way `kernel-builder upload` does (hub-protocol.md
-// §7.7): pre-flight checks, create the kernel repo, branch v<N> from main if missing, README.md from
-// CARD.md on main, reconcile only the pushed variants, preupload → LFS batch (basic/multipart) →
-// verify → NDJSON commits of at most 1000 operations. Unchanged files are not sent again.
+// `khub push`: publish a multi-variant build the way `kernel-builder upload` does (docs/protocol.md,
+// Publish flow): pre-flight checks, create the kernel repo, branch v<N> from main if missing,
+// README.md from CARD.md on main, reconcile only the pushed variants, preupload → LFS batch
+// (basic/multipart) → verify → NDJSON commits of at most 1000 operations. Unchanged files are not
+// sent again.
 #include <cstdint>
 #include <functional>
 #include <optional>

@@ -36,7 +36,7 @@ struct RepoRefs {
   std::vector<GitRef> tags;
 };
 
-/// What HEAD on a resolve URL tells (hub-protocol §2.3).
+/// What HEAD on a resolve URL tells (docs/protocol.md, Downloads).
 struct FileMetadata {
   bool exists = true;       // false: 404 EntryNotFound that named the commit (→ .no_exist)
   std::string commit;       // X-Repo-Commit

@@ -64,7 +64,8 @@ struct ClientOptions {
 /// The User-Agent header: `"; "`-joined `name/value` segments, never an empty one.
 [[nodiscard]] std::string render_user_agent(const ClientOptions& options);
 
-/// Parses `repo=path` entries separated by ':' (kernel-layout §3.4).
+/// Parses LOCAL_KERNELS: `repo=path` entries separated by ':' (docs/protocol.md, Variants and
+/// layout).
 [[nodiscard]] Expected<std::vector<std::pair<std::string, std::filesystem::path>>> parse_local_kernels(
     std::string_view value);
 

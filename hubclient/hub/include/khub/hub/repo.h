@@ -1,5 +1,6 @@
 #pragma once
-// Repo identity and URL shapes (hub-protocol §1.1): kernel repos first, model repos as fallback.
+// Repo identity and URL shapes (docs/protocol.md, Endpoints and repo types): kernel repos first,
+// model repos as fallback.
 #include <string>
 #include <string_view>
 
