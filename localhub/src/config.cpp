@@ -1,3 +1,4 @@
+#include "khub/json/fields.h"
 #include "khub/localhub/config.h"
 
 #include <nlohmann/json.hpp>
@@ -54,7 +55,7 @@ Status known_keys(const json& obj, std::initializer_list<std::string_view> keys,
 }  // namespace
 
 Expected<ServerConfig> parse_config(std::string_view text) {
-  json j = json::parse(text, nullptr, false);
+  json j = json_fields::parse_untrusted(text);
   if (j.is_discarded() || !j.is_object()) return bad("not a JSON object");
   KHUB_CHECK(known_keys(j, {"anonymous_read", "trusted_orgs", "tokens", "lfs_chunk_size", "max_regular_file",
                             "max_commit_body", "max_object_size", "blob_base_url", "resolve_cache_redirects", "faults"},

@@ -1,6 +1,7 @@
 // POST /api/{type}s/{repo}/commit/{rev}: the NDJSON commit. The body is read line by line;
 // inline files go to temp files of the blob store as they arrive, so memory stays bounded by one
 // line, and into place together once the whole body has parsed.
+#include "khub/json/fields.h"
 #include "khub/base/hash.h"
 #include "routes.h"
 #include "tree_hash.h"
@@ -25,7 +26,7 @@ struct CommitParser {
     ++line_no;
     while (!text.empty() && (text.back() == '\r' || text.back() == ' ')) text.remove_suffix(1);
     if (text.empty()) return {};
-    json j = json::parse(text, nullptr, false);
+    json j = json_fields::parse_untrusted(text);
     if (j.is_discarded() || !j.is_object()) return bad("not a JSON object");
     if (!j.contains("key") || !j["key"].is_string() || !j.contains("value") || !j["value"].is_object()) {
       return bad("needs \"key\" (string) and \"value\" (object)");

@@ -3,6 +3,7 @@
 #include <ctime>
 #include <map>
 
+#include "khub/json/fields.h"
 #include "routes.h"
 #include "tree_hash.h"
 
@@ -41,7 +42,7 @@ std::optional<json> json_body(const Hub& hub, const Reader& reader, Res& res) {
     return std::nullopt;
   }
   if (body->empty()) return json::object();
-  json j = json::parse(*body, nullptr, false);
+  json j = json_fields::parse_untrusted(*body);
   if (j.is_discarded() || !j.is_object()) {
     send_error(res, 400, "BadRequest", "request body is not a JSON object");
     return std::nullopt;
@@ -290,7 +291,7 @@ void post_paths_info(Hub& hub, const Req& req, Res& res, const Reader& reader, c
   if (!body) return send_error(res, body.error());
   std::vector<std::string> paths;
   bool expand = false;
-  json j = json::parse(*body, nullptr, false);
+  json j = json_fields::parse_untrusted(*body);
   if (!j.is_discarded() && j.is_object() &&
       !check_field_types(j, {{"paths", json::value_t::array}, {"expand", json::value_t::boolean}}, res)) {
     return;

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <random>
 
+#include "khub/json/fields.h"
 #include "khub/base/hash.h"
 #include "routes.h"
 #include "tree_hash.h"
@@ -65,7 +66,7 @@ std::string file_text(Hub& hub, const RepoRecord& repo, const std::string& commi
 void post_preupload(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key, std::string_view rev) {
   auto body = read_body(reader, 16u << 20);
   if (!body) return send_error(res, body.error());
-  json j = json::parse(*body, nullptr, false);
+  json j = json_fields::parse_untrusted(*body);
   if (j.is_discarded() || !j.is_object() || !j.contains("files") || !j["files"].is_array()) {
     return send_error(res, 422, "BadRequest", "preupload body needs a \"files\" list");
   }
@@ -104,7 +105,7 @@ void post_preupload(Hub& hub, const Req& req, Res& res, const Reader& reader, co
 void post_lfs_batch(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key) {
   auto body = read_body(reader, 16u << 20);
   if (!body) return send_error(res, body.error());
-  json j = json::parse(*body, nullptr, false);
+  json j = json_fields::parse_untrusted(*body);
   if (j.is_discarded() || !j.is_object() || !j.contains("objects") || !j["objects"].is_array()) {
     return send_error(res, 422, "BadRequest", "LFS batch body needs an \"objects\" list");
   }
@@ -297,7 +298,7 @@ void post_lfs_complete(Hub& hub, const Req& req, Res& res, const Reader& reader,
   }
   auto body = read_body(reader, 4u << 20);
   if (!body) return send_error(res, body.error());
-  json j = json::parse(*body, nullptr, false);
+  json j = json_fields::parse_untrusted(*body);
   std::uint64_t parts = (size + chunk - 1) / chunk;
   if (j.is_discarded() || !j.is_object() || !j.contains("oid") || !j["oid"].is_string() ||
       j["oid"].get<std::string>() != oid || !j.contains("parts") ||
@@ -340,7 +341,7 @@ void post_lfs_complete(Hub& hub, const Req& req, Res& res, const Reader& reader,
 void post_lfs_verify(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key) {
   auto body = read_body(reader, 1u << 20);
   if (!body) return send_error(res, body.error());
-  json j = json::parse(*body, nullptr, false);
+  json j = json_fields::parse_untrusted(*body);
   if (j.is_discarded() || !j.is_object() || !j.contains("oid") || !j["oid"].is_string() || !j.contains("size") ||
       !j["size"].is_number_unsigned()) {
     return send_error(res, 422, "BadRequest", "verify body needs oid and size");

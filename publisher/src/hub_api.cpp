@@ -84,7 +84,7 @@ Expected<std::string> HubSession::whoami() {
   const Request req = request("GET", endpoint_ + "/api/whoami-v2");
   KHUB_TRY(auto r, call(req, true));
   if (r.status != 200) return http_error(req, r);
-  Json j = Json::parse(r.body, nullptr, false);
+  Json j = json_fields::parse_untrusted(r.body);
   const std::string name = text(j, "name");
   if (name.empty()) return Error(ErrorCode::Protocol, "GET " + req.url + ": no user name in the answer");
   return name;
@@ -110,7 +110,7 @@ Expected<std::map<std::string, std::string>> HubSession::branches() {
   const Request req = request("GET", api_base() + "/refs");
   KHUB_TRY(auto r, call(req, true));
   if (r.status != 200) return http_error(req, r);
-  Json j = Json::parse(r.body, nullptr, false);
+  Json j = json_fields::parse_untrusted(r.body);
   if (!j.is_object()) return Error(ErrorCode::Protocol, "GET " + req.url + ": response is not a JSON object");
   std::map<std::string, std::string> out;
   const Json& list = field(j, "branches");
@@ -146,7 +146,7 @@ Expected<std::vector<RemoteFile>> HubSession::list_files(const std::string& revi
     const Request req = request("GET", url);
     KHUB_TRY(auto r, call(req, true));
     if (r.status != 200) return http_error(req, r);
-    Json j = Json::parse(r.body, nullptr, false);
+    Json j = json_fields::parse_untrusted(r.body);
     if (!j.is_array()) return Error(ErrorCode::Protocol, "GET " + url + ": tree is not a JSON array");
     for (const auto& e : j) {
       if (text(e, "type") != "file") continue;
@@ -177,7 +177,7 @@ Expected<std::map<std::string, PreuploadInfo>> HubSession::preupload(const std::
                                 {{"Content-Type", "application/json"}}, Json{{"files", list}}.dump());
     KHUB_TRY(auto r, call(req, true));
     if (r.status != 200) return http_error(req, r);
-    Json j = Json::parse(r.body, nullptr, false);
+    Json j = json_fields::parse_untrusted(r.body);
     if (!j.is_object() || !j.contains("files")) return Error(ErrorCode::Protocol, "preupload: malformed response");
     if (!j["files"].is_array()) return Error(ErrorCode::Protocol, "preupload: malformed response");
     for (const auto& f : j["files"]) {
@@ -207,7 +207,7 @@ Expected<std::vector<LfsAction>> HubSession::lfs_batch(const std::vector<const L
                               {{"Accept", kLfsContentType}, {"Content-Type", kLfsContentType}}, body.dump());
   KHUB_TRY(auto r, call(req, true));
   if (r.status != 200) return http_error(req, r);
-  Json j = Json::parse(r.body, nullptr, false);
+  Json j = json_fields::parse_untrusted(r.body);
   if (!j.is_object() || !j.contains("objects")) return Error(ErrorCode::Protocol, "LFS batch: malformed response");
   std::vector<LfsAction> out;
   if (!j["objects"].is_array()) return Error(ErrorCode::Protocol, "LFS batch: malformed response");
@@ -294,7 +294,7 @@ Expected<CommitOutcome> HubSession::commit(const std::string& revision, const st
                               {{"Content-Type", "application/x-ndjson"}}, ndjson);
   KHUB_TRY(auto r, call(req, false));
   if (r.status != 200 && r.status != 201) return http_error(req, r);
-  Json j = Json::parse(r.body, nullptr, false);
+  Json j = json_fields::parse_untrusted(r.body);
   if (!j.is_object()) return Error(ErrorCode::Protocol, "commit: response is not a JSON object");
   CommitOutcome out;
   out.commit_oid = text(j, "commitOid");

@@ -102,6 +102,13 @@ TEST(HubAnswers, ServerMessageReadsHeaderThenJsonThenText) {
   EXPECT_EQ(server_message(answer(400, {}, "plain\ntext")), "plain text");
 }
 
+TEST(HubAnswers, ADeeplyNestedErrorBodyIsReadAsText) {
+  const std::string deep = R"({"error":)" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  const std::string msg = server_message(answer(500, {}, deep));
+  EXPECT_LE(msg.size(), 400u) << "one bounded line, not the document";
+  EXPECT_EQ(hub_error("GET", "https://h/api/x", answer(500, {}, deep)).code, ErrorCode::Network);
+}
+
 TEST(Retry, ServerWaitsOn429AreHonouredAndCapped) {
   RetryPolicy p;
   p.max_wait = std::chrono::milliseconds(120000);

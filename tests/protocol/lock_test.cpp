@@ -19,6 +19,12 @@ std::vector<TreeFile> spec_tree(const std::string& variant) {
 
 constexpr const char* kSpecHash = "sha256-00aab305b24895b4e03d4b95e63cee7d3546b097cc7e79638680a17143d4f31c";
 
+TEST(Lock, DeepNestingIsAnErrorNotACrash) {
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  EXPECT_FALSE(parse_lock_file(deep));
+  EXPECT_FALSE(parse_lock_file(R"({"a":)" + std::string(200000, '[') + std::string(200000, ']') + "}"));
+}
+
 TEST(GitLfsConcat, SpecVector) {
   auto h = git_lfs_concat_hash({{"__init__.py", "1cec5723464b586acbda5ab039a6248d38255033"},
                                 {"_relu_cuda_abc1234.abi3.so",

@@ -14,6 +14,25 @@ std::string error_of(std::string_view json) {
   return m ? "" : m.error().message;
 }
 
+// A small file nested 200,000 deep (600 KB) had overflowed the stack of every command that read it.
+TEST(Metadata, DeepNestingIsAnErrorNotACrash) {
+  for (const char* open_close : {"[]", "{}"}) {
+    std::string deep = R"({"name":"relu","x":)";
+    for (int i = 0; i < 200000; ++i) deep += open_close[0] == '[' ? "[" : "{\"a\":";
+    deep += "1";
+    for (int i = 0; i < 200000; ++i) deep += open_close[1];
+    deep += "}";
+    auto m = parse_metadata(deep);
+    ASSERT_FALSE(m);
+    EXPECT_EQ(m.error().code, ErrorCode::InvalidMetadata);
+    EXPECT_NE(m.error().message.find("recursion limit"), std::string::npos) << m.error().message;
+  }
+  // 100 levels is still read (and then refused only for what it is: an unknown key is ignored).
+  std::string ok(kMinimal);
+  ok.insert(ok.size() - 1, R"(,"extra":)" + std::string(100, '[') + std::string(100, ']'));
+  EXPECT_TRUE(parse_metadata(ok)) << ok;
+}
+
 TEST(Metadata, ParsesMinimalFile) {
   auto m = parse_metadata(kMinimal);
   ASSERT_TRUE(m) << m.error().message;

@@ -1,3 +1,4 @@
+#include "khub/json/fields.h"
 #include "khub/http/hub_answers.h"
 
 
@@ -11,7 +12,7 @@ namespace khub::http {
 std::string server_message(const Response& res) {
   if (auto m = res.header("x-error-message"); !m.empty()) return m;
   if (res.body.empty()) return {};
-  const auto j = nlohmann::json::parse(res.body, nullptr, false);
+  const auto j = json_fields::parse_untrusted(res.body);
   if (!j.is_discarded() && j.is_object()) {
     std::string out;
     auto add = [&out](std::string_view sep, const std::string& text) { out += (out.empty() ? "" : std::string(sep)) + text; };

@@ -1,3 +1,4 @@
+#include "khub/json/fields.h"
 #include "khub/protocol/lock.h"
 
 #include <algorithm>
@@ -105,7 +106,7 @@ std::optional<std::string> LockFile::commit_for(std::string_view repo_id) const 
 }
 
 Expected<LockFile> parse_lock_file(std::string_view json) {
-  OrderedJson doc = OrderedJson::parse(json, nullptr, false);
+  OrderedJson doc = json_fields::parse_untrusted<OrderedJson>(json);
   if (doc.is_discarded()) return Error(ErrorCode::InvalidMetadata, "kernels.lock is not valid JSON");
   if (!doc.is_array()) return Error(ErrorCode::InvalidMetadata, "kernels.lock must be a JSON array");
   LockFile out;

@@ -1,4 +1,5 @@
 #include "serde_reader.h"
+#include "khub/json/fields.h"
 
 #include <algorithm>
 #include <cctype>
@@ -33,6 +34,11 @@ Expected<Json> SerdeReader::parse_document() {
   while (!trimmed.empty() && std::isspace(static_cast<unsigned char>(trimmed.back()))) trimmed.remove_suffix(1);
   if (trimmed.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Error(ErrorCode::InvalidMetadata, "EOF while parsing a value at line 1 column 0");
+  }
+  if (json_fields::nesting_depth(text_) > json_fields::kMaxDepth) {
+    // serde_json's limit and wording; nothing recursive below ever sees a deeper document.
+    return Error(ErrorCode::InvalidMetadata,
+                 "recursion limit exceeded: JSON nested deeper than " + std::to_string(json_fields::kMaxDepth) + " levels");
   }
   Json doc;
   try {

@@ -1,3 +1,4 @@
+#include "khub/json/fields.h"
 #include "khub/signing/signature.h"
 
 #include <openssl/evp.h>
@@ -51,7 +52,7 @@ std::string string_or_empty(const Json& obj, const char* key) {
 }  // namespace
 
 Expected<SignatureBundle> parse_signature_bundle(std::string_view json) {
-  Json j = Json::parse(json, nullptr, false);
+  Json j = json_fields::parse_untrusted(json);
   if (!j.is_object()) return Error(ErrorCode::InvalidMetadata, "signature bundle is not a JSON object");
   SignatureBundle b;
   b.media_type = string_or_empty(j, "mediaType");

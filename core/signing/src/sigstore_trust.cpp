@@ -167,7 +167,7 @@ Expected<std::vector<SigstoreTrustRoot::Impl::Authority>> authorities(const Json
 }  // namespace
 
 Expected<SigstoreTrustRoot> SigstoreTrustRoot::parse(std::string_view text) {
-  Json doc = Json::parse(text, nullptr, false);
+  Json doc = json_fields::parse_untrusted(text);
   if (!doc.is_object()) return bad_root("not a JSON object");
   const std::string media = json_fields::text(doc, "mediaType");
   if (media.rfind("application/vnd.dev.sigstore.trustedroot", 0) != 0) {
