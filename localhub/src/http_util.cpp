@@ -1,4 +1,5 @@
 #include "http_util.h"
+#include "khub/base/redact.h"
 
 #include <algorithm>
 #include <cctype>
@@ -129,9 +130,7 @@ std::optional<Route> parse_route(std::string_view target) {
 void send_error(httplib::Response& res, int status, std::string_view code, std::string_view message) {
   res.status = status;
   if (!code.empty()) res.set_header("X-Error-Code", std::string(code));
-  std::string header_msg(message.substr(0, 300));
-  std::replace_if(header_msg.begin(), header_msg.end(), [](char c) { return c == '\r' || c == '\n'; }, ' ');
-  res.set_header("X-Error-Message", header_msg);
+  res.set_header("X-Error-Message", one_printable_line(message, 300));  // names from requests: no control bytes
   res.set_content(nlohmann::json{{"error", std::string(message)}}.dump(-1, ' ', false,
                                                                         nlohmann::json::error_handler_t::replace),
                   "application/json");

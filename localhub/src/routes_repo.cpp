@@ -3,6 +3,7 @@
 #include <ctime>
 #include <map>
 
+#include "khub/base/redact.h"
 #include "khub/json/fields.h"
 #include "routes.h"
 #include "tree_hash.h"
@@ -408,7 +409,7 @@ void post_create_repo(Hub& hub, const Req& req, Res& res, const Reader& reader) 
   if (!rec) {
     if (rec.error().code == ErrorCode::Conflict) {
       res.set_header("X-Error-Code", "RepoExists");
-      res.set_header("X-Error-Message", rec.error().message);
+      res.set_header("X-Error-Message", one_printable_line(rec.error().message, 300));
       return send_json(res, {{"error", rec.error().message}, {"url", url}}, 409);
     }
     return send_error(res, rec.error());

@@ -102,6 +102,18 @@ TEST(HubAnswers, ServerMessageReadsHeaderThenJsonThenText) {
   EXPECT_EQ(server_message(answer(400, {}, "plain\ntext")), "plain text");
 }
 
+TEST(HubAnswers, ServerTextReachesTheTerminalWithoutControlBytes) {
+  const auto e = hub_error("GET", "https://h/api/x",
+                           answer(403, {{"x-error-message", "no\x1b[2J\x1b]0;owned\x07\nline"}}, ""));
+  for (unsigned char c : e.describe()) {
+    if (c != '\n') {
+      EXPECT_FALSE(c < 0x20 || c == 0x7f) << "control byte " << int(c) << " in: " << e.describe();
+    }
+  }
+  const auto json = server_message(answer(400, {}, "{\"error\":\"a\\u001b[31mb\"}"));
+  EXPECT_EQ(json.find('\x1b'), std::string::npos) << json;
+}
+
 TEST(HubAnswers, ADeeplyNestedErrorBodyIsReadAsText) {
   const std::string deep = R"({"error":)" + std::string(100000, '[') + std::string(100000, ']') + "}";
   const std::string msg = server_message(answer(500, {}, deep));

@@ -130,6 +130,22 @@ TEST_F(BadInputTest, UnknownReposRevisionsAndRoutes) {
   expect_unchanged_and_alive();
 }
 
+// Names from a request come back in X-Error-Message; control bytes in them (terminal escapes) are
+// blanked, so a client printing the message cannot be driven by whoever named the revision.
+TEST_F(BadInputTest, ErrorMessagesCarryNoControlBytes) {
+  for (const std::string path : {"/api/kernels/acme/relu/revision/v%1B%5D0%3Bowned%07%1B%5B2J",
+                                 "/api/kernels/acme/relu/tree/x%1B%5B31m%7F", "/kernels/acme/relu/resolve/main/a%1B%5B2J.txt"}) {
+    auto r = client_->Get(path);
+    ASSERT_TRUE(r) << path;
+    const std::string msg = r->get_header_value("X-Error-Message");
+    EXPECT_FALSE(msg.empty()) << path;
+    for (unsigned char c : msg) {
+      EXPECT_FALSE(c < 0x20 || c == 0x7f) << path << ": control byte " << int(c) << " in " << msg;
+    }
+  }
+  expect_unchanged_and_alive();
+}
+
 // A field of another JSON type is refused by name, never taken as absent: `"private": "true"` had
 // created a public repo, and `"organization": 5` had deleted the caller's own repo of that name.
 TEST_F(BadInputTest, WrongTypedFieldsAreRefused) {

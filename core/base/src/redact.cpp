@@ -46,10 +46,39 @@ std::string redact_query(std::string_view text) {
   return out;
 }
 
+// Replaces the userinfo of every "scheme://user:password@host" with "***".
+std::string redact_userinfo(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  for (std::size_t scheme = text.find("://"); scheme != std::string_view::npos; scheme = text.find("://", i)) {
+    const std::size_t host = scheme + 3;
+    const std::size_t end = text.find_first_of("/?# \t\r\n\"'<>", host);
+    const std::size_t at = text.rfind('@', end == std::string_view::npos ? text.size() - 1 : end - 1);
+    out.append(text.substr(i, host - i));
+    i = host;
+    if (at != std::string_view::npos && at >= host) {
+      out += "***";
+      i = at;
+    }
+  }
+  out.append(text.substr(i));
+  return out;
+}
+
 }  // namespace
 
+std::string one_printable_line(std::string_view text, std::size_t max_chars) {
+  std::string out(text.substr(0, max_chars));
+  for (auto& c : out) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) c = ' ';  // line breaks, tabs, ESC (terminal control) and the like
+  }
+  return out;
+}
+
 std::string redact(std::string_view text) {
-  std::string s = redact_query(text);
+  std::string s = redact_query(redact_userinfo(text));
   std::string out;
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size();) {
@@ -82,10 +111,7 @@ std::string server_text_line(std::string_view body) {
   if (head.starts_with("<!doctype html") || head.starts_with("<html") || head.starts_with("<?xml") ||
       head.starts_with("<head") || head.starts_with("<body"))
     return "an HTML page, not a Hub API answer (is HF_ENDPOINT a Hugging Face Hub?)";
-  std::string text(body.substr(start, 200));
-  for (auto& c : text)
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  return redact(text);
+  return redact(one_printable_line(body.substr(start), 200));
 }
 
 }  // namespace khub

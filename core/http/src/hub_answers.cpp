@@ -10,7 +10,7 @@
 namespace khub::http {
 
 std::string server_message(const Response& res) {
-  if (auto m = res.header("x-error-message"); !m.empty()) return m;
+  if (auto m = res.header("x-error-message"); !m.empty()) return one_printable_line(m, 400);
   if (res.body.empty()) return {};
   const auto j = json_fields::parse_untrusted(res.body);
   if (!j.is_discarded() && j.is_object()) {
@@ -25,7 +25,7 @@ std::string server_message(const Response& res) {
     if (auto list = j.find("errors"); list != j.end() && list->is_array())
       for (const auto& x : *list)
         if (x.is_object() && x.contains("message") && x["message"].is_string()) add("; ", x["message"].get<std::string>());
-    if (!out.empty()) return out;
+    if (!out.empty()) return one_printable_line(out, 400);
   }
   return server_text_line(res.body);
 }
