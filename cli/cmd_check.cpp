@@ -1,13 +1,12 @@
 // khub check <build/>: the pre-flight of `khub push` on its own — variant names, metadata.json, one
 // version, id == module stem == op namespace, digest, manylinux_2_28 / abi3 / library rules.
 // Prints a per-file report (or --json); exit 0 clean (warnings allowed), 1 on any violation, 2 bad input.
-#include <iostream>
 #include <map>
-
-#include <nlohmann/json.hpp>
+#include <ostream>
 
 #include "command.h"
 #include "khub/publish/check.h"
+#include "output.h"
 
 namespace khub::cli {
 namespace {
@@ -18,12 +17,12 @@ struct CheckCmdOptions {
   bool no_abi = false;
 };
 
-nlohmann::ordered_json to_json(const publish::CheckReport& report) {
-  nlohmann::ordered_json j;
+Json to_json(const publish::CheckReport& report) {
+  Json j;
   j["ok"] = report.ok();
   j["variants"] = report.variants;
   j["files_checked"] = report.files_checked;
-  auto findings = nlohmann::ordered_json::array();
+  auto findings = Json::array();
   for (const auto& f : report.findings) {
     findings.push_back({{"file", f.file},
                         {"check", f.check},
@@ -34,17 +33,17 @@ nlohmann::ordered_json to_json(const publish::CheckReport& report) {
   return j;
 }
 
-void print_text(const publish::CheckReport& report) {
+void print_text(std::ostream& out, const publish::CheckReport& report) {
   std::map<std::string, std::vector<const publish::Finding*>> by_file;
   for (const auto& f : report.findings) by_file[f.file].push_back(&f);
   for (const auto& [file, findings] : by_file) {
-    std::cout << (file.empty() ? "(build)" : file) << '\n';
+    out << (file.empty() ? "(build)" : file) << '\n';
     for (const auto* f : findings) {
-      std::cout << "  " << (f->severity == publish::Severity::Error ? "error" : "warning") << " [" << f->check
+      out << "  " << (f->severity == publish::Severity::Error ? "error" : "warning") << " [" << f->check
                 << "] " << f->message << '\n';
     }
   }
-  std::cout << (report.ok() ? "ok: " : "issues found: ") << report.variants.size()
+  out << (report.ok() ? "ok: " : "issues found: ") << report.variants.size()
             << " variant(s), " << report.files_checked.size() << " native module(s), " << report.error_count()
             << " error(s)\n";
 }
@@ -56,11 +55,7 @@ int run_check(const CheckCmdOptions& opts) {
   options.abi = !opts.no_abi;
   auto report = publish::check_build(*tree, options);
   if (!report) return report_error(report.error());
-  if (opts.json) {
-    std::cout << to_json(*report).dump(2) << '\n';
-  } else {
-    print_text(*report);
-  }
+  print_result(opts.json, to_json(*report), [&](std::ostream& out, const Json&) { print_text(out, *report); });
   return report->ok() ? kOk : kFailure;
 }
 

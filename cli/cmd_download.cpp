@@ -1,10 +1,7 @@
 // khub download REPO [PATH…]: files, the whole repo (--all) or, by default, the build variant this
 // host takes, into the shared cache; prints the snapshot folder. Exit 0 ok, 1 failure, 2 usage.
-#include <nlohmann/json.hpp>
-
 #include "hub_cli.h"
 #include "khub/hub/download.h"
-#include "khub/hub/kernel_fetch.h"
 
 namespace khub::cli {
 namespace {
@@ -16,60 +13,45 @@ struct DownloadOptions {
   HubFlags hub;
 };
 
+Json to_json(const hub::FetchedKernel& k, const std::filesystem::path& snapshot) {
+  return {{"repo_id", k.repo.id}, {"repo_type", khub::to_string(k.repo.type)}, {"revision", k.revision},
+          {"commit", k.commit}, {"snapshot", snapshot.string()}, {"variant", k.variant},
+          {"variant_dir", k.variant_dir.string()}, {"verified", k.verified},
+          {"signature", k.signature == hub::SignatureStatus::Absent ? "absent" : "present (not verified)"}};
+}
+
+Json to_json(const hub::RepoRevision& at, const std::filesystem::path& snapshot,
+             const std::vector<std::string>& files) {
+  return {{"repo_id", at.repo.id}, {"repo_type", khub::to_string(at.repo.type)}, {"revision", at.name()},
+          {"commit", at.commit}, {"snapshot", snapshot.string()}, {"files", files}};
+}
+
+void print_text(std::ostream& out, const Json& j) { out << j["snapshot"].get<std::string>() << '\n'; }
+
+// The variant this host takes, at the newest version unless one is named.
+Expected<Json> download_variant(hub::HubClient& client, const DownloadOptions& opts) {
+  KHUB_TRY(auto host, host_for(opts.hub));
+  KHUB_TRY(auto request, hub::kernel_request(client, lookup_for(opts.repo, opts.hub)));
+  request.trust_remote_code = true;  // downloading runs nothing; trust is checked when loading
+  KHUB_TRY(auto k, hub::fetch_kernel(client, host, request));
+  for (const auto& w : k.warnings) std::cerr << "warning: " << w << '\n';
+  return to_json(k, hub::cache_of(client).snapshot_dir(k.repo, k.commit));
+}
+
+// Files, or with --all every file, at the named revision (default main).
+Expected<Json> download_files(hub::HubClient& client, const DownloadOptions& opts) {
+  KHUB_TRY(auto at, hub::find_revision(client, lookup_for(opts.repo, opts.hub, hub::RepoLookup::Default::Main)));
+  KHUB_TRY(auto files, hub::download_files(client, at.repo, at.commit, opts.paths, opts.all));
+  return to_json(at, hub::cache_of(client).snapshot_dir(at.repo, at.commit), files);
+}
+
 int run_download(const DownloadOptions& opts) {
   auto options = client_options(opts.hub);
   if (!options) return report_error(options.error());
   hub::HubClient client(*options);
-  nlohmann::ordered_json out;
-  std::filesystem::path snapshot;
-  if (opts.paths.empty() && !opts.all) {
-    auto host = host_for(opts.hub);
-    if (!host) return report_error(host.error());
-    auto repo = repo_for(opts.repo, opts.hub);
-    if (!repo) return report_error(repo.error());
-    hub::KernelRequest request;
-    request.repo_id = opts.repo;
-    if (auto st = pick_default_revision(client, *repo, opts.hub, request.version, request.revision); !st)
-      return report_error(st.error());
-    request.trust_remote_code = true;  // downloading runs nothing; trust is checked when loading
-    if (!opts.hub.repo_type.empty() || repo->type == hub::RepoType::Model) request.repo_type = repo->type;
-    auto k = hub::fetch_kernel(client, *host, request);
-    if (!k) return report_error(k.error());
-    for (const auto& w : k->warnings) std::cerr << "warning: " << w << '\n';
-    snapshot = hub::cache_of(client).snapshot_dir(k->repo, k->commit);
-    out = {{"repo_id", k->repo.id}, {"repo_type", hub::to_string(k->repo.type)}, {"revision", k->revision},
-           {"commit", k->commit}, {"snapshot", snapshot.string()}, {"variant", k->variant},
-           {"variant_dir", k->variant_dir.string()}, {"verified", k->verified},
-           {"signature", k->signature == hub::SignatureStatus::Absent ? "absent" : "present (not verified)"}};
-  } else {
-    auto repo = repo_for(opts.repo, opts.hub);
-    if (!repo) return report_error(repo.error());
-    std::string revision = opts.hub.version ? "v" + std::to_string(*opts.hub.version)
-                                            : (opts.hub.revision.empty() ? "main" : opts.hub.revision);
-    auto commit = commit_with_fallback(client, *repo, opts.hub, opts.hub.version, opts.hub.revision);
-    if (!commit) return report_error(commit.error());
-    std::vector<std::string> files = opts.paths;
-    if (opts.all && options->offline) {
-      // Offline, the whole revision is what its snapshot holds (huggingface_hub's snapshot_download).
-      auto cached = hub::cached_snapshot_files(hub::cache_of(client), *repo, *commit);
-      if (!cached) return report_error(cached.error());
-      files = std::move(cached).value();
-    } else if (opts.all) {
-      auto tree = client.list_tree(*repo, *commit, "", true);
-      if (!tree) return report_error(tree.error());
-      if (auto s = hub::fetch_files(client, *repo, *commit, *tree); !s) return report_error(s.error());
-      for (const auto& e : *tree)
-        if (!e.directory) files.push_back(e.path);
-    } else {
-      for (const auto& p : opts.paths)
-        if (auto f = hub::fetch_file(client, *repo, *commit, p); !f) return report_error(f.error());
-    }
-    snapshot = hub::cache_of(client).snapshot_dir(*repo, *commit);
-    out = {{"repo_id", repo->id}, {"repo_type", hub::to_string(repo->type)}, {"revision", revision},
-           {"commit", *commit}, {"snapshot", snapshot.string()}, {"files", files}};
-  }
-  if (opts.hub.json) std::cout << out.dump(2) << '\n';
-  else std::cout << snapshot.string() << '\n';
+  auto out = opts.paths.empty() && !opts.all ? download_variant(client, opts) : download_files(client, opts);
+  if (!out) return report_error(out.error());
+  print_result(opts.hub.json, *out, print_text);
   return kOk;
 }
 

@@ -1,62 +1,48 @@
 // khub info REPO: what the Hub says about a kernel at a version or revision — commit, publisher
 // trust, variants, the one this host takes and its metadata. Exit 0 ok, 1 failure, 2 usage.
-#include <nlohmann/json.hpp>
-
 #include "hub_cli.h"
-#include "khub/hub/download.h"
-#include "khub/hub/kernel_fetch.h"
-#include "khub/protocol/metadata.h"
 
 namespace khub::cli {
 namespace {
 
-int run_info(const RepoQueryOptions& opts) {
-  auto options = client_options(opts.hub);
-  if (!options) return report_error(options.error());
-  hub::HubClient client(*options);
-  auto query = repo_query(opts);
-  if (!query) return report_error(query.error());
-  auto& repo = query->repo;  // versions_with_fallback may switch its type
-  std::optional<int> version;
-  std::string revision;
-  if (auto st = pick_default_revision(client, repo, opts.hub, version, revision); !st) return report_error(st.error());
-  auto commit = commit_with_fallback(client, repo, opts.hub, version, revision);
-  if (!commit) return report_error(commit.error());
-  auto names = hub::list_variant_names(client, repo, *commit);
-  if (!names) return report_error(names.error());
-  auto pick = host_variant(*names, query->host);
-  nlohmann::ordered_json out = {
-      {"repo_id", repo.id}, {"repo_type", hub::to_string(repo.type)},
-      {"revision", version ? "v" + std::to_string(*version) : revision}, {"commit", *commit}};
-  if (!client.options().offline) {
-    auto trusted = client.is_trusted_publisher(repo.id.substr(0, repo.id.find('/')));
-    out["trusted_publisher"] = trusted ? nlohmann::json(*trusted) : nlohmann::json(nullptr);
+Json to_json(const hub::KernelSummary& s) {
+  Json out = {{"repo_id", s.at.repo.id}, {"repo_type", khub::to_string(s.at.repo.type)},
+              {"revision", s.at.name()}, {"commit", s.at.commit}};
+  if (s.trusted_publisher != hub::PublisherTrust::NotAsked) {
+    out["trusted_publisher"] = s.trusted_publisher == hub::PublisherTrust::Unknown ? Json(nullptr)
+                               : Json(s.trusted_publisher == hub::PublisherTrust::Trusted);
   }
-  out["variants"] = *names;
-  out["host_variant"] = pick;
-  if (!pick.is_null()) {
-    auto meta_file = hub::fetch_file(client, repo, *commit, "build/" + pick.get<std::string>() + "/metadata.json");
-    if (!meta_file) return report_error(meta_file.error());
-    auto meta = protocol::read_metadata(*meta_file);
-    if (!meta) return report_error(meta.error());
+  out["variants"] = s.variants;
+  out["host_variant"] = or_null(s.host_variant);
+  if (const auto& meta = s.metadata) {
     out["metadata"] = {{"name", meta->name}, {"id", meta->id}, {"version", meta->version},
                        {"license", meta->license}, {"backend", protocol::to_string(meta->backend.type)},
                        {"archs", meta->backend.archs.value_or(std::vector<std::string>{})},
                        {"digest", meta->digest.has_value()}};
   }
-  if (opts.hub.json) {
-    std::cout << out.dump(2) << '\n';
-    return kOk;
-  }
-  std::cout << repo.id << " (" << hub::to_string(repo.type) << ")  " << out["revision"].get<std::string>() << " = "
-            << *commit << '\n';
-  if (out.contains("trusted_publisher"))
-    std::cout << "trusted publisher: " << (out["trusted_publisher"].is_null() ? "unknown"
-                                           : out["trusted_publisher"].get<bool>() ? "yes" : "no") << '\n';
-  std::cout << "variants: " << names->size() << "\nthis host: " << (pick.is_null() ? "none" : pick.get<std::string>())
-            << '\n';
-  if (out.contains("metadata"))
-    std::cout << "metadata: " << out["metadata"].dump() << '\n';
+  return out;
+}
+
+void print_text(std::ostream& out, const Json& j) {
+  out << j["repo_id"].get<std::string>() << " (" << j["repo_type"].get<std::string>() << ")  "
+      << j["revision"].get<std::string>() << " = " << j["commit"].get<std::string>() << '\n';
+  if (j.contains("trusted_publisher"))
+    out << "trusted publisher: "
+        << (j["trusted_publisher"].is_null() ? "unknown" : j["trusted_publisher"].get<bool>() ? "yes" : "no") << '\n';
+  out << "variants: " << j["variants"].size()
+      << "\nthis host: " << (j["host_variant"].is_null() ? "none" : j["host_variant"].get<std::string>()) << '\n';
+  if (j.contains("metadata")) out << "metadata: " << j["metadata"].dump() << '\n';
+}
+
+int run_info(const RepoQueryOptions& opts) {
+  auto options = client_options(opts.hub);
+  if (!options) return report_error(options.error());
+  hub::HubClient client(*options);
+  auto host = host_for(opts.hub);
+  if (!host) return report_error(host.error());
+  auto summary = hub::summarize_kernel(client, lookup_for(opts.repo, opts.hub), *host);
+  if (!summary) return report_error(summary.error());
+  print_result(opts.hub.json, to_json(*summary), print_text);
   return kOk;
 }
 

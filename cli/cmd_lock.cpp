@@ -1,8 +1,6 @@
 // khub lock [PROJECT]: pins every [tool.kernels.dependencies] entry of PROJECT/pyproject.toml, and
 // every kernel their variants depend on, to a commit in kernels.lock (the KernelLocks format that
 // `kernels lock` writes and kernels 0.17 reads). Exit 0 ok, 1 failure, 2 usage.
-#include <nlohmann/json.hpp>
-
 #include "hub_cli.h"
 #include "khub/hub/project.h"
 #include "khub/protocol/lock.h"
@@ -16,6 +14,18 @@ struct LockOptions {
   bool trust_remote_code = false;
   HubFlags hub;
 };
+
+Json to_json(const std::vector<protocol::KernelLock>& locks, const std::filesystem::path& lockfile) {
+  Json kernels = Json::array();
+  for (const auto& l : locks) {
+    Json k = {{"repo_id", l.repo_id}};
+    if (l.version) k["version"] = *l.version;
+    else k["revision"] = *l.revision;
+    k["commit"] = l.commit;
+    kernels.push_back(std::move(k));
+  }
+  return {{"lockfile", lockfile.string()}, {"kernels", std::move(kernels)}};
+}
 
 int run_lock(const LockOptions& opts) {
   auto options = client_options(opts.hub);
@@ -31,23 +41,14 @@ int run_lock(const LockOptions& opts) {
   auto text = protocol::serialize_kernel_locks(*locks);
   if (!text) return report_error(text.error());
   if (auto s = write_file_atomic(output, *text); !s) return report_error(s.error());
-  auto pin = [](const protocol::KernelLock& l) {
-    return l.version ? "v" + std::to_string(*l.version) : *l.revision;
-  };
-  if (opts.hub.json) {
-    nlohmann::ordered_json out = {{"lockfile", output.string()}, {"kernels", nlohmann::json::array()}};
-    for (const auto& l : *locks) {
-      nlohmann::ordered_json k = {{"repo_id", l.repo_id}};
-      if (l.version) k["version"] = *l.version;
-      else k["revision"] = *l.revision;
-      k["commit"] = l.commit;
-      out["kernels"].push_back(std::move(k));
+  print_result(opts.hub.json, to_json(*locks, output), [](std::ostream& out, const Json& j) {
+    for (const auto& k : j["kernels"]) {
+      const std::string pin = k.contains("version") ? "v" + std::to_string(k["version"].get<std::uint64_t>())
+                                                    : k["revision"].get<std::string>();
+      out << k["repo_id"].get<std::string>() << " " << pin << " " << k["commit"].get<std::string>() << '\n';
     }
-    std::cout << out.dump(2) << '\n';
-  } else {
-    for (const auto& l : *locks) std::cout << l.repo_id << " " << pin(l) << " " << l.commit << '\n';
-    std::cout << output.string() << '\n';
-  }
+    out << j["lockfile"].get<std::string>() << '\n';
+  });
   return kOk;
 }
 

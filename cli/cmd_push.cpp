@@ -11,8 +11,6 @@
 #include <iostream>
 #include <optional>
 
-#include <nlohmann/json.hpp>
-
 #include "command.h"
 #include "khub/base/environment.h"
 #include "khub/base/url.h"
@@ -20,6 +18,7 @@
 #include "khub/hub/options.h"
 #include "khub/hub/repo.h"
 #include "khub/publish/push.h"
+#include "output.h"
 #if KHUB_HAVE_ARCHIVE
 #include "khub/publish/bundle.h"
 #endif
@@ -42,9 +41,13 @@ struct PushCmdOptions {
   bool quiet = false;
 };
 
-nlohmann::ordered_json to_json(const publish::PushResult& r) {
-  nlohmann::ordered_json prs = nlohmann::ordered_json::array();
+Json pull_requests_json(const publish::PushResult& r) {
+  Json prs = Json::array();
   for (const auto& pr : r.pull_requests) prs.push_back({{"branch", pr.branch}, {"url", pr.url}});
+  return prs;
+}
+
+Json to_json(const publish::PushResult& r) {
   return {{"repo", r.repo},
           {"branch", r.branch},
           {"commit", r.commit},
@@ -56,21 +59,31 @@ nlohmann::ordered_json to_json(const publish::PushResult& r) {
           {"branch_created", r.branch_created},
           {"status", r.status},
           {"url", r.url},
-          {"pull_requests", prs}};
+          {"pull_requests", pull_requests_json(r)}};
+}
+
+void print_text(std::ostream& out, const Json& r) {
+  const auto status = r["status"].get<std::string>();
+  const auto url = r["url"].get<std::string>();
+  if (status == "pull_request_created") {
+    for (const auto& pr : r["pull_requests"]) out << "Pull request created: " << pr["url"].get<std::string>() << '\n';
+  } else if (status == "dry_run") {
+    out << "Dry run: would upload " << r["files_uploaded"] << " file(s) (" << r["bytes_uploaded"]
+        << " bytes) and delete " << r["files_deleted"] << " to " << url << '\n';
+  } else if (status == "no_changes") {
+    out << "Kernel unchanged: " << url << '\n';
+  } else {
+    out << "Kernel uploaded: " << url << '\n';
+  }
 }
 
 // kernel-builder's --output-json shape, for CI scripts written against it.
 Status write_output_json(const std::string& path, const publish::PushResult& r) {
-  nlohmann::ordered_json prs = nlohmann::ordered_json::array();
-  for (const auto& pr : r.pull_requests) prs.push_back({{"branch", pr.branch}, {"url", pr.url}});
   const std::string status = r.status == "dry_run" ? "no_changes" : r.status;
   // kernel-builder's url is the uploaded tree, null when nothing was uploaded or a PR was opened.
-  const nlohmann::ordered_json url = status == "uploaded" ? nlohmann::ordered_json(r.url) : nullptr;
-  nlohmann::ordered_json j = {{"status", status},
-                              {"repo_id", r.repo},
-                              {"branch", r.branch},
-                              {"url", url},
-                              {"pull_requests", prs}};
+  const Json url = status == "uploaded" ? Json(r.url) : nullptr;
+  const Json j = {{"status", status}, {"repo_id", r.repo}, {"branch", r.branch}, {"url", url},
+                  {"pull_requests", pull_requests_json(r)}};
   std::ofstream out(path, std::ios::trunc);
   out << j.dump(2) << '\n';
   if (!out) return Error(ErrorCode::Io, "cannot write " + path);
@@ -167,18 +180,7 @@ int run_push(const PushCmdOptions& opts) {
   if (!opts.output_json.empty()) {
     if (auto st = write_output_json(opts.output_json, *result); !st) return report_error(st.error());
   }
-  if (opts.json) {
-    std::cout << to_json(*result).dump(2) << '\n';
-  } else if (result->status == "pull_request_created") {
-    for (const auto& pr : result->pull_requests) std::cout << "Pull request created: " << pr.url << '\n';
-  } else if (result->status == "dry_run") {
-    std::cout << "Dry run: would upload " << result->files_uploaded << " file(s) (" << result->bytes_uploaded
-              << " bytes) and delete " << result->files_deleted << " to " << result->url << '\n';
-  } else if (result->status == "no_changes") {
-    std::cout << "Kernel unchanged: " << result->url << '\n';
-  } else {
-    std::cout << "Kernel uploaded: " << result->url << '\n';
-  }
+  print_result(opts.json, to_json(*result), print_text);
   return kOk;
 }
 

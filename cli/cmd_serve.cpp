@@ -13,10 +13,9 @@
 #include <iostream>
 #include <mutex>
 
-#include <nlohmann/json.hpp>
-
 #include "khub/localhub/server.h"
 #include "khub/localhub/store.h"
+#include "output.h"
 
 namespace khub::cli {
 namespace {
@@ -51,19 +50,19 @@ int run_gc(const ServeOptions& o) {
   gc.dry_run = o.dry_run;
   auto r = (*store)->collect_garbage(gc);
   if (!r) return report_error(r.error());
-  if (o.json) {
-    std::cout << nlohmann::ordered_json{{"dry_run", o.dry_run},          {"trees_removed", r->trees_removed},
-                                        {"blobs_removed", r->blobs_removed}, {"bytes_removed", r->bytes_removed},
-                                        {"blobs_kept", r->blobs_kept},       {"blobs_kept_young", r->blobs_kept_young},
-                                        {"uploads_removed", r->uploads_removed}}
-                     .dump(2)
-              << '\n';
-    return kOk;
-  }
-  std::cout << (o.dry_run ? "would remove " : "removed ") << r->trees_removed << " unused tree(s), "
-            << r->blobs_removed << " unreferenced blob(s) (" << r->bytes_removed << " bytes), " << r->uploads_removed
-            << " abandoned upload(s); kept " << r->blobs_kept << " blob(s) in use and " << r->blobs_kept_young
-            << " younger than " << o.grace_s << " s\n";
+  const Json report = {{"dry_run", o.dry_run},
+                       {"trees_removed", r->trees_removed},
+                       {"blobs_removed", r->blobs_removed},
+                       {"bytes_removed", r->bytes_removed},
+                       {"blobs_kept", r->blobs_kept},
+                       {"blobs_kept_young", r->blobs_kept_young},
+                       {"uploads_removed", r->uploads_removed}};
+  print_result(o.json, report, [&](std::ostream& out, const Json& j) {
+    out << (o.dry_run ? "would remove " : "removed ") << j["trees_removed"] << " unused tree(s), "
+        << j["blobs_removed"] << " unreferenced blob(s) (" << j["bytes_removed"] << " bytes), "
+        << j["uploads_removed"] << " abandoned upload(s); kept " << j["blobs_kept"] << " blob(s) in use and "
+        << j["blobs_kept_young"] << " younger than " << o.grace_s << " s\n";
+  });
   return kOk;
 }
 

@@ -5,7 +5,6 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli_host.h"
@@ -13,6 +12,7 @@
 #include "khub/variants/candidates.h"
 #include "khub/variants/host.h"
 #include "khub/variants/resolve.h"
+#include "output.h"
 
 namespace khub::cli {
 namespace {
@@ -85,28 +85,27 @@ Expected<std::vector<std::pair<std::string, Variant>>> load_candidates(const Var
 
 std::string or_none(const std::optional<Version>& v) { return v ? v->str() : "none"; }
 
-void print_text(const HostInfo& host, const Resolution& r, bool trace) {
-  std::cout << "host: " << host.os << ' ' << host.cpu << ", torch " << or_none(host.torch) << ", cxx11 abi "
-            << (host.cxx11_abi ? (*host.cxx11_abi ? "yes" : "no") : "none") << ", backend " << host.backend.token()
-            << ", tvm-ffi " << or_none(host.tvm_ffi);
-  if (host.cuda_capability) std::cout << ", gpu capability " << host.cuda_capability->str();
-  if (host.rocm_arch) std::cout << ", gpu arch " << *host.rocm_arch;
-  if (host.os == "darwin") std::cout << ", macos " << or_none(host.macos);
-  std::cout << "\naccepted (best first):" << (r.chosen() ? "" : " none") << '\n';
-  for (const std::string& name : r.accepted()) std::cout << "  " << name << '\n';
-  std::cout << "chosen: " << (r.chosen() ? r.chosen()->name : "none") << '\n';
+void print_text(std::ostream& out, const HostInfo& host, const Resolution& r, bool trace) {
+  out << "host: " << host.os << ' ' << host.cpu << ", torch " << or_none(host.torch) << ", cxx11 abi "
+      << (host.cxx11_abi ? (*host.cxx11_abi ? "yes" : "no") : "none") << ", backend " << host.backend.token()
+      << ", tvm-ffi " << or_none(host.tvm_ffi);
+  if (host.cuda_capability) out << ", gpu capability " << host.cuda_capability->str();
+  if (host.rocm_arch) out << ", gpu arch " << *host.rocm_arch;
+  if (host.os == "darwin") out << ", macos " << or_none(host.macos);
+  out << "\naccepted (best first):" << (r.chosen() ? "" : " none") << '\n';
+  for (const std::string& name : r.accepted()) out << "  " << name << '\n';
+  out << "chosen: " << (r.chosen() ? r.chosen()->name : "none") << '\n';
   if (const Decision* loadable = first_loadable(r); loadable && loadable != r.chosen()) {
-    std::cout << "loadable without python: " << loadable->name << '\n';
+    out << "loadable without python: " << loadable->name << '\n';
   }
   if (trace || !r.chosen()) {
-    std::cout << "trace:\n";
+    out << "trace:\n";
     std::istringstream lines(r.trace());
-    for (std::string line; std::getline(lines, line);) std::cout << "  " << line << '\n';
+    for (std::string line; std::getline(lines, line);) out << "  " << line << '\n';
   }
 }
 
-void print_json(const HostInfo& host, const Resolution& r) {
-  using Json = nlohmann::ordered_json;
+Json to_json(const HostInfo& host, const Resolution& r) {
   Json out;
   out["host"] = Json::parse(host_to_json(host));
   out["chosen"] = r.chosen() ? Json(r.chosen()->name) : Json(nullptr);
@@ -118,7 +117,7 @@ void print_json(const HostInfo& host, const Resolution& r) {
     out["trace"].push_back({{"variant", d.name}, {"accepted", d.accepted},
                             {"reason", d.accepted ? Json(nullptr) : Json(d.reason)}});
   }
-  std::cout << out.dump(2) << '\n';
+  return out;
 }
 
 int run_variants(const VariantsOptions& opts) {
@@ -127,8 +126,8 @@ int run_variants(const VariantsOptions& opts) {
   auto candidates = load_candidates(opts, *host);
   if (!candidates) return report_error(candidates.error());
   const Resolution r = resolve_parsed(std::move(candidates).value(), *host);
-  if (opts.json) print_json(*host, r);
-  else print_text(*host, r, opts.trace);
+  print_result(opts.json, to_json(*host, r),
+               [&](std::ostream& out, const Json&) { print_text(out, *host, r, opts.trace); });
   return r.chosen() ? kOk : kFailure;
 }
 

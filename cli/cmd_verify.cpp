@@ -1,12 +1,11 @@
 // khub verify REPO: re-checks cached variants without any HTTP — every blob against its etag and the
 // metadata.json digest, and with --signature each variant's metadata.json.sigstore (as
 // `kernels verify-signature`). Exit 0 when all match, 1 naming each mismatching file, 2 on usage errors.
-#include <nlohmann/json.hpp>
+#include <algorithm>
 
 #include "hub_cli.h"
 #include "khub/base/fs.h"
 #include "khub/hub/download.h"
-#include "khub/hub/kernel_fetch.h"
 #include "khub/hub/project.h"
 #include "khub/signing/signature.h"
 
@@ -59,81 +58,65 @@ Expected<signing::SignatureTrust> signature_trust(const VerifyOptions& opts,
   return trust;
 }
 
+Json to_json(const hub::RepoRevision& at, const std::vector<hub::VariantCheck>& checks, bool ok) {
+  Json variants = Json::array();
+  for (const auto& c : checks) {
+    variants.push_back({{"variant", c.variant}, {"ok", c.passed}, {"complete", c.complete}, {"digest", c.has_digest},
+                        {"signature", c.signature}, {"problems", c.problems}, {"missing", c.missing}});
+  }
+  return {{"repo_id", at.repo.id}, {"commit", at.commit}, {"variants", std::move(variants)}, {"ok", ok}};
+}
+
 int run_verify(const VerifyOptions& opts) {
   std::optional<signing::SigstoreTrustRoot> sigstore_root;
   auto trust = signature_trust(opts, sigstore_root);
   if (!trust) return report_error(trust.error());
   auto options = client_options(opts.hub);
   if (!options) return report_error(options.error());
-  options->offline = true;  // verification reads the cache only
+  options->offline = true;  // verification reads the cache only; default: the newest cached version
   hub::HubClient client(*options);
-  auto repo = repo_for(opts.repo, opts.hub);
-  if (!repo) return report_error(repo.error());
-  std::optional<int> version;  // default: the newest cached version
-  std::string revision;
-  if (auto st = pick_default_revision(client, *repo, opts.hub, version, revision); !st) return report_error(st.error());
-  auto commit = commit_with_fallback(client, *repo, opts.hub, version, revision);
-  if (!commit && commit.error().code == ErrorCode::OfflineMiss) {
+  const auto lookup = lookup_for(opts.repo, opts.hub);
+  auto at = hub::choose_revision(client, lookup);
+  if (!at) return report_error(at.error());
+  if (auto found = hub::find_commit(client, *at, !lookup.type); !found) {
+    if (found.error().code != ErrorCode::OfflineMiss) return report_error(found.error());
     // The library's text speaks of an offline Hub (kernels' words); verify is offline by design.
-    const std::string what = version ? "version " + std::to_string(*version) : "revision '" + revision + "'";
+    const auto& id = at->repo.id;
+    const std::string v = at->version ? std::to_string(*at->version) : "";
+    const std::string what = at->version ? "version " + v : "revision '" + at->revision + "'";
     const std::string download =
-        "khub download " + repo->id + (version ? " --version " + std::to_string(*version) : " --revision " + revision);
+        "khub download " + id + (at->version ? " --version " + v : " --revision " + at->revision);
     return report_error(Error(ErrorCode::OfflineMiss,
-                              what + " of '" + repo->id + "' is not in the cache; khub verify checks the cache only",
-                              "run `" + download + "` first (`khub versions " + repo->id + "` lists the versions)"));
+                              what + " of '" + id + "' is not in the cache; khub verify checks the cache only",
+                              "run `" + download + "` first (`khub versions " + id + "` lists the versions)"));
   }
-  if (!commit) return report_error(commit.error());
-  auto checks = hub::verify_cached(hub::cache_of(client), *repo, *commit, opts.variants);
+  const hub::CacheLayout cache = hub::cache_of(client);
+  auto checks = hub::verify_cached(cache, at->repo, at->commit, opts.variants, opts.signature ? &*trust : nullptr);
   if (!checks) return report_error(checks.error());
-  bool ok = true;
-  bool damaged = false;
-  nlohmann::ordered_json out = {{"repo_id", repo->id}, {"commit", *commit}, {"variants", nlohmann::json::array()}};
-  for (auto c : *checks) {
-    // A variant named with --variant must be whole; among every cached one a partial download is
-    // reported, not failed (what is there still matches its hashes).
-    const bool complete = c.missing.empty();
-    std::string signature = c.has_signature ? "present (not verified)" : "absent";
-    if (opts.signature) {
-      const auto dir = hub::cache_of(client).snapshot_dir(*repo, *commit) / "build" / c.variant;
-      const auto check = signing::verify_variant_signature(dir, *trust);
-      signature = std::string(signing::to_string(check.outcome));
-      if (check.outcome != signing::SignatureOutcome::Success) {
-        c.ok = false;
-        c.problems.push_back("build/" + c.variant + "/metadata.json.sigstore: " + signature +
-                             (check.detail.empty() ? "" : ": " + check.detail));
-      }
-    }
-    const bool passed = c.ok && (complete || opts.variants.empty());
-    ok = ok && passed;
-    damaged = damaged || !c.ok;
-    out["variants"].push_back({{"variant", c.variant}, {"ok", passed}, {"complete", complete},
-                               {"digest", c.has_digest},
-                               {"signature", signature},
-                               {"problems", c.problems}, {"missing", c.missing}});
-    if (!opts.hub.json) {
-      std::cout << (!passed ? "FAIL  " : complete ? "ok    " : "part  ") << c.variant
-                << (c.has_digest ? "" : " (no digest: blobs only)")
-                << (opts.signature && signature == signing::to_string(signing::SignatureOutcome::Success)
-                        ? " (signature verified)"
-                        : "");
-      if (!complete)
-        std::cout << " (" << c.expected_files - c.missing.size() << " of " << c.expected_files << " files cached)";
-      std::cout << '\n';
+  const bool ok = std::all_of(checks->begin(), checks->end(), [](const auto& c) { return c.passed; });
+  const bool damaged = std::any_of(checks->begin(), checks->end(), [](const auto& c) { return !c.ok; });
+  print_result(opts.hub.json, to_json(*at, *checks, ok), [&](std::ostream& out, const Json&) {
+    for (const auto& c : *checks) {
+      out << (!c.passed ? "FAIL  " : c.complete ? "ok    " : "part  ") << c.variant
+          << (c.has_digest ? "" : " (no digest: blobs only)")
+          << (opts.signature && c.signature == signing::to_string(signing::SignatureOutcome::Success)
+                  ? " (signature verified)"
+                  : "");
+      if (!c.complete)
+        out << " (" << c.expected_files - c.missing.size() << " of " << c.expected_files << " files cached)";
+      out << '\n';
       for (const auto& p : c.problems) std::cerr << "error: " << p << '\n';
-      if (!passed && c.ok)
+      if (!c.passed && c.ok)
         for (const auto& m : c.missing) std::cerr << "error: " << m << ": not in the cache\n";
     }
-  }
-  out["ok"] = ok;
-  if (opts.hub.json) std::cout << out.dump(2) << '\n';
-  if (!ok && !opts.hub.json) {
+    if (ok) return;
     if (damaged) {  // blobs are shared by snapshots: only a fresh repo folder is sure
-      std::cerr << "  hint: remove the bad files (`rm -r " << hub::cache_of(client).repo_dir(*repo).string()
+      std::cerr << "  hint: remove the bad files (`rm -r " << cache.repo_dir(at->repo).string()
                 << "`) and download again\n";
     } else {
-      std::cerr << "  hint: download the variant first (`khub download " << repo->id << "`)\n";
+      std::cerr << "  hint: download the variant first (`khub download " << at->repo.id << "`)\n";
     }
-  }
+  });
   return ok ? kOk : kFailure;
 }
 

@@ -1,39 +1,37 @@
 // khub versions REPO: the kernel's versions (branches v<N>) with their commits, the variants of each
 // and the one this host takes. Exit 0 ok, 1 failure, 2 usage.
-#include <nlohmann/json.hpp>
-
 #include "hub_cli.h"
-#include "khub/hub/kernel_fetch.h"
 
 namespace khub::cli {
 namespace {
+
+Json to_json(const hub::KernelVersions& k) {
+  Json versions = Json::array();
+  for (const auto& v : k.versions) {
+    versions.push_back({{"version", v.version}, {"commit", v.commit}, {"variants", v.variants},
+                        {"host_variant", or_null(v.host_variant)}});
+  }
+  return {{"repo_id", k.repo.id}, {"repo_type", khub::to_string(k.repo.type)}, {"versions", std::move(versions)}};
+}
+
+void print_text(std::ostream& out, const Json& j) {
+  for (const auto& v : j["versions"]) {
+    out << "v" << v["version"].get<int>() << "  " << v["commit"].get<std::string>() << "  " << v["variants"].size()
+        << " variant(s)  this host: " << (v["host_variant"].is_null() ? "none" : v["host_variant"].get<std::string>())
+        << '\n';
+  }
+  if (j["versions"].empty()) out << "no versions (no v<N> branches)\n";
+}
 
 int run_versions(const RepoQueryOptions& opts) {
   auto options = client_options(opts.hub);
   if (!options) return report_error(options.error());
   hub::HubClient client(*options);
-  auto query = repo_query(opts);
-  if (!query) return report_error(query.error());
-  auto& repo = query->repo;  // versions_with_fallback may switch its type
-  auto versions = versions_with_fallback(client, repo, opts.hub);
+  auto host = host_for(opts.hub);
+  if (!host) return report_error(host.error());
+  auto versions = hub::summarize_versions(client, lookup_for(opts.repo, opts.hub), *host);
   if (!versions) return report_error(versions.error());
-  nlohmann::ordered_json out = {{"repo_id", repo.id}, {"repo_type", hub::to_string(repo.type)},
-                                {"versions", nlohmann::json::array()}};
-  for (const auto& v : *versions) {
-    auto names = hub::list_variant_names(client, repo, v.commit);
-    if (!names) return report_error(names.error());
-    // Folders whose names are no variant are left out, as `kernels versions` leaves them out.
-    std::erase_if(*names, [](const std::string& n) { return !variants::parse_variant(n); });
-    auto pick = host_variant(*names, query->host);
-    out["versions"].push_back(
-        {{"version", v.version}, {"commit", v.commit}, {"variants", *names}, {"host_variant", pick}});
-    if (!opts.hub.json) {
-      std::cout << "v" << v.version << "  " << v.commit << "  " << names->size() << " variant(s)";
-      std::cout << "  this host: " << (pick.is_null() ? "none" : pick.get<std::string>()) << '\n';
-    }
-  }
-  if (opts.hub.json) std::cout << out.dump(2) << '\n';
-  else if (versions->empty()) std::cout << "no versions (no v<N> branches)\n";
+  print_result(opts.hub.json, to_json(*versions), print_text);
   return kOk;
 }
 

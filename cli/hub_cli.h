@@ -1,10 +1,9 @@
 #pragma once
 // Shared by the hub client commands (download, verify, info, versions, lock): the flags that say
-// where to look (version/revision, repo type, cache, host) and the client options they build, plus
-// a progress bar drawn on stderr only when it is a terminal.
+// where to look (version/revision, repo type, cache, host) and the client options and repo lookup
+// they build, plus a progress bar drawn on stderr only when it is a terminal.
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
 #include <cstdio>
 #include <iostream>
 #include <mutex>
@@ -15,10 +14,10 @@
 #include "command.h"
 #include "khub/base/fs.h"
 #include "khub/hub/hub_client.h"
+#include "khub/hub/lookup.h"
 #include "khub/hub/options.h"
-#include "khub/hub/kernel_fetch.h"
 #include "khub/variants/host.h"
-#include "khub/variants/resolve.h"
+#include "output.h"
 
 namespace khub::cli {
 
@@ -98,56 +97,17 @@ inline Expected<hub::ClientOptions> client_options(const HubFlags& f) {
   return o;
 }
 
-/// The repo named on the command line: kernel type unless --repo-type says otherwise.
-inline Expected<hub::RepoRef> repo_for(const std::string& repo_id, const HubFlags& f) {
-  auto type = f.repo_type.empty() ? hub::RepoType::Kernel : *hub::parse_repo_type(f.repo_type);
-  return hub::make_repo(repo_id, type);
-}
-
-/// The repo's versions; without --repo-type a missing kernel repo is retried as a (legacy) model
-/// repo, and `repo` is switched to it.
-/// `lookup(repo)`; without --repo-type, a kernel repo that is missing (or, offline, not cached) is
-/// retried as a (legacy) model repo, and `repo` switched to it.
-template <typename Lookup>
-auto with_model_fallback(hub::RepoRef& repo, const HubFlags& f, Lookup lookup) -> decltype(lookup(repo)) {
-  auto result = lookup(repo);
-  const auto missing = [&] {
-    return result.error().code == ErrorCode::RepoNotFound || result.error().code == ErrorCode::OfflineMiss;
-  };
-  if (!result && f.repo_type.empty() && missing()) {
-    const Error first = result.error();
-    repo.type = hub::RepoType::Model;
-    result = lookup(repo);
-    if (!result && result.error().code == first.code) {  // neither: the kernel repo's error says it best
-      repo.type = hub::RepoType::Kernel;
-      return first;
-    }
-  }
-  return result;
-}
-
-inline Expected<std::vector<hub::VersionInfo>> versions_with_fallback(hub::HubClient& client, hub::RepoRef& repo,
-                                                                      const HubFlags& f) {
-  return with_model_fallback(repo, f, [&](hub::RepoRef& r) { return hub::list_versions(client, r); });
-}
-
-/// The commit of `version` or `revision` (default main), with the model-repo fallback.
-inline Expected<std::string> commit_with_fallback(hub::HubClient& client, hub::RepoRef& repo, const HubFlags& f,
-                                                  std::optional<int> version, const std::string& revision) {
-  return with_model_fallback(repo, f, [&](hub::RepoRef& r) { return hub::resolve_commit(client, r, version, revision); });
-}
-
-/// What a command looks at when neither --version nor --revision is given: the newest version,
-/// else main (a repo without v<N> branches). Sets `version` or `revision`.
-inline Status pick_default_revision(hub::HubClient& client, hub::RepoRef& repo, const HubFlags& f,
-                                    std::optional<int>& version, std::string& revision) {
-  version = f.version;
-  revision = f.revision;
-  if (version || !revision.empty()) return {};
-  KHUB_TRY(auto versions, versions_with_fallback(client, repo, f));
-  if (versions.empty()) revision = "main";
-  else version = versions.back().version;
-  return {};
+/// The repo and revision the flags name: --repo-type fixes the type (else a kernel repo, a missing
+/// one retried as a legacy model repo), --version or --revision the revision (else `when_unnamed`).
+inline hub::RepoLookup lookup_for(const std::string& repo_id, const HubFlags& f,
+                                  hub::RepoLookup::Default when_unnamed = hub::RepoLookup::Default::NewestVersion) {
+  hub::RepoLookup lookup;
+  lookup.repo_id = repo_id;
+  if (!f.repo_type.empty()) lookup.type = hub::parse_repo_type(f.repo_type).value();  // CLI11 checked it
+  lookup.version = f.version;
+  lookup.revision = f.revision;
+  lookup.when_unnamed = when_unnamed;
+  return lookup;
 }
 
 inline Expected<variants::HostInfo> host_for(const HubFlags& f) {
@@ -174,24 +134,5 @@ struct RepoQueryOptions {
   std::string repo;
   HubFlags hub;
 };
-
-/// What such a command asks about: the repo named on the command line and the host it chooses for.
-struct RepoQuery {
-  hub::RepoRef repo;
-  variants::HostInfo host;
-};
-
-inline Expected<RepoQuery> repo_query(const RepoQueryOptions& opts) {
-  KHUB_TRY(auto host, host_for(opts.hub));
-  KHUB_TRY(auto repo, repo_for(opts.repo, opts.hub));
-  return RepoQuery{std::move(repo), std::move(host)};
-}
-
-/// The variant this host would load among `names`, or null when none fits.
-inline nlohmann::json host_variant(const std::vector<std::string>& names, const variants::HostInfo& host) {
-  auto resolved = variants::resolve_variants(names, host);
-  const auto* pick = variants::first_loadable(resolved);
-  return pick ? nlohmann::json(pick->name) : nlohmann::json(nullptr);
-}
 
 }  // namespace khub::cli

@@ -8,10 +8,9 @@
 
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
 #include "command.h"
 #include "khub/base/temp_files.h"
+#include "output.h"
 
 namespace khub::cli {
 namespace {
@@ -46,12 +45,7 @@ int exit_code_for(ErrorCode code) {
 
 int report_error(const Error& error) {
   std::cerr << "error: " << error.describe() << '\n';
-  if (g_json_errors) {
-    nlohmann::ordered_json e{{"code", to_string(error.code)}, {"message", error.message}};
-    if (!error.hint.empty()) e["hint"] = error.hint;
-    if (!error.notes.empty()) e["notes"] = error.notes;
-    std::cout << nlohmann::ordered_json{{"error", e}}.dump(2) << '\n';
-  }
+  if (g_json_errors) print_json(error_document(error));
   if (std::getenv("KHUB_DEBUG")) std::cerr << "  code: " << to_string(error.code) << '\n';
   return exit_code_for(error.code);
 }

@@ -48,7 +48,8 @@ void check_blobs(const fs::path& dir, const std::string& prefix, VariantCheck& c
 }  // namespace
 
 Expected<std::vector<VariantCheck>> verify_cached(const CacheLayout& cache, const RepoRef& repo,
-                                                  std::string_view commit, const std::vector<std::string>& wanted) {
+                                                  std::string_view commit, const std::vector<std::string>& wanted,
+                                                  const signing::SignatureTrust* signature_trust) {
   fs::path build = cache.snapshot_dir(repo, commit) / "build";
   std::error_code ec;
   std::vector<std::string> names = wanted;
@@ -88,7 +89,17 @@ Expected<std::vector<VariantCheck>> verify_cached(const CacheLayout& cache, cons
           else check.problems.push_back(prefix + v.path + ": " + v.describe());
         }
     }
+    check.signature = check.has_signature ? "present (not verified)" : "absent";
+    if (signature_trust) {
+      const auto verified = signing::verify_variant_signature(dir, *signature_trust);
+      check.signature = std::string(signing::to_string(verified.outcome));
+      if (verified.outcome != signing::SignatureOutcome::Success)
+        check.problems.push_back(prefix + "metadata.json.sigstore: " + check.signature +
+                                 (verified.detail.empty() ? "" : ": " + verified.detail));
+    }
     check.ok = check.problems.empty();
+    check.complete = check.missing.empty();
+    check.passed = check.ok && (check.complete || wanted.empty());
     out.push_back(std::move(check));
   }
   return out;

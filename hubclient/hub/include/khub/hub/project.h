@@ -8,6 +8,7 @@
 #include "khub/hub/cache.h"
 #include "khub/hub/hub_client.h"
 #include "khub/protocol/lock.h"
+#include "khub/signing/signature.h"
 
 namespace khub::hub {
 
@@ -21,14 +22,22 @@ struct VariantCheck {
   /// either client) is incomplete, not damaged, so these are not problems.
   std::vector<std::string> missing;
   std::size_t expected_files = 0;     // files the digest lists (0 without a digest)
+  bool complete = false;              // `missing` is empty
+  /// ok, and complete unless every cached variant was checked: a variant asked for by name must be
+  /// whole, while among every cached one a partial download is reported, not failed.
+  bool passed = false;
+  /// "absent", "present (not verified)", or with a signature trust the outcome of verifying it
+  /// (signing::to_string); a failure is also one of the problems.
+  std::string signature;
 };
 
 /// Re-checks cached variants of `commit` without HTTP: every cached blob against its etag name
-/// (sha256 / git sha1) and the metadata digest. `variants` empty: every variant in the snapshot.
-/// Deletes nothing. OfflineMiss-like EntryNotFound when the snapshot or a variant is not cached.
-[[nodiscard]] Expected<std::vector<VariantCheck>> verify_cached(const CacheLayout& cache, const RepoRef& repo,
-                                                                std::string_view commit,
-                                                                const std::vector<std::string>& variants);
+/// (sha256 / git sha1) and the metadata digest, and with `signature_trust` each variant's
+/// metadata.json.sigstore. `variants` empty: every variant in the snapshot. Deletes nothing.
+/// OfflineMiss when the snapshot or a variant is not cached.
+[[nodiscard]] Expected<std::vector<VariantCheck>> verify_cached(
+    const CacheLayout& cache, const RepoRef& repo, std::string_view commit, const std::vector<std::string>& variants,
+    const signing::SignatureTrust* signature_trust = nullptr);
 
 /// `kernels lock`: reads [tool.kernels.dependencies] (repo id = major version) from a pyproject.toml
 /// and locks each dependency and, through the kernel-depends of every variant's metadata.json,
