@@ -29,12 +29,10 @@ Identity Hub::identify(const httplib::Request& req) const {
     who.bad_token = true;
     return who;
   }
-  for (const auto& g : config.tokens) {
-    if (g.token == token) {
-      who.grant = &g;
-      return who;
-    }
-  }
+  // Every grant is compared, each in constant time: the answer's timing tells nothing of the tokens.
+  for (const auto& g : config.tokens)
+    if (secrets_equal(g.token, token) && !who.grant) who.grant = &g;
+  if (who.grant) return who;
   // With no token configured every caller is trusted on loopback; an unknown token is ignored.
   who.bad_token = !open_mode();
   return who;

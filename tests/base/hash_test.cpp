@@ -116,5 +116,13 @@ TEST(Hash, CommitHashShapes) {
   EXPECT_FALSE(is_commit_hash(std::string(39, 'a') + "g"));
 }
 
+TEST(Hash, SecretsEqual) {
+  EXPECT_TRUE(secrets_equal("hf_abc", "hf_abc"));
+  EXPECT_FALSE(secrets_equal("hf_abc", "hf_abd"));
+  EXPECT_FALSE(secrets_equal("hf_abc", "hf_ab"));
+  EXPECT_FALSE(secrets_equal("", "x"));
+  EXPECT_TRUE(secrets_equal("", ""));
+}
+
 }  // namespace
 }  // namespace khub

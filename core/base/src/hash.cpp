@@ -1,5 +1,6 @@
 #include "khub/base/hash.h"
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include <sys/stat.h>
@@ -221,6 +222,15 @@ bool is_hex(std::string_view text) noexcept {
 
 bool is_commit_hash(std::string_view text) noexcept {
   return (text.size() == 40 || text.size() == 64) && is_hex(text);
+}
+
+bool secrets_equal(std::string_view a, std::string_view b) noexcept {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> da{}, db{};
+  unsigned int na = 0, nb = 0;
+  if (EVP_Digest(a.data(), a.size(), da.data(), &na, EVP_sha256(), nullptr) != 1 ||
+      EVP_Digest(b.data(), b.size(), db.data(), &nb, EVP_sha256(), nullptr) != 1)
+    return false;
+  return na == nb && CRYPTO_memcmp(da.data(), db.data(), na) == 0;
 }
 
 }  // namespace khub

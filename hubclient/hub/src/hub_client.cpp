@@ -1,4 +1,5 @@
 // Hub API calls: revision info, tree listing with Link pagination, refs, organisation overview.
+#include "khub/json/fields.h"
 #include "khub/hub/hub_client.h"
 
 #include <nlohmann/json.hpp>
@@ -76,7 +77,7 @@ Expected<json> get_json(HubClient::Impl& impl, const std::string& url, const htt
   req.total_timeout = 3 * impl.options.etag_timeout;
   KHUB_TRY(auto res, impl.send(req, max_retries));
   if (!res.ok()) return http::hub_error("GET", url, res, ctx);
-  auto j = json::parse(res.body, nullptr, false);
+  auto j = json_fields::parse_untrusted(res.body);
   if (j.is_discarded())
     return Error(ErrorCode::Protocol, "the server answered GET " + redact(url) + " with invalid JSON",
                  "check HF_ENDPOINT points at a Hugging Face Hub");

@@ -64,6 +64,9 @@ class Hasher {
 [[nodiscard]] Expected<std::string> git_blob_sha1_file(const std::filesystem::path& path);
 
 [[nodiscard]] bool is_hex(std::string_view text) noexcept;
+/// Compares secrets (tokens) in time independent of where they differ and of their lengths: the
+/// SHA-256 digests of both are compared with CRYPTO_memcmp.
+[[nodiscard]] bool secrets_equal(std::string_view a, std::string_view b) noexcept;
 /// True for 40 hex characters (a git sha1) or 64 (a sha256).
 [[nodiscard]] bool is_commit_hash(std::string_view text) noexcept;
 
