@@ -54,3 +54,49 @@ function(khub_use_json_fields target)
   target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/core/json)
   target_link_libraries(${target} PRIVATE nlohmann_json::nlohmann_json)
 endfunction()
+
+# Sanitizer and fuzzer builds (docs/security.md, "Fuzzing and sanitizers"). Called once from the top
+# CMakeLists.txt before any target exists, so the flags reach every khub library, tool and test.
+#   KHUB_SANITIZE=address  ASan + UBSan, UBSan fatal (-fno-sanitize-recover=undefined)
+#   KHUB_SANITIZE=thread   TSan
+#   KHUB_FUZZ=ON           clang only: ASan + UBSan + -fsanitize=fuzzer-no-link everywhere, fuzz/ targets
+# Use a separate build folder (build-asan, build-tsan, build-fuzz) with -DKHUB_WITH_TORCH=OFF
+# -DKHUB_WITH_CUDA=OFF: LibTorch and nvcc objects are not instrumented and are left out.
+function(khub_sanitizers)
+  set(sanitize "${KHUB_SANITIZE}")
+  if(KHUB_FUZZ)
+    if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+      message(FATAL_ERROR "KHUB_FUZZ=ON needs clang (libFuzzer): -DCMAKE_CXX_COMPILER=clang++-14 "
+                          "-DCMAKE_C_COMPILER=clang-14")
+    endif()
+    if(sanitize STREQUAL "")
+      set(sanitize address)
+    elseif(NOT sanitize STREQUAL "address")
+      message(FATAL_ERROR "KHUB_FUZZ=ON goes with KHUB_SANITIZE=address (or empty)")
+    endif()
+  endif()
+  if(sanitize STREQUAL "")
+    return()
+  elseif(sanitize STREQUAL "address")
+    set(flags -fsanitize=address,undefined -fno-sanitize-recover=undefined)
+  elseif(sanitize STREQUAL "thread")
+    set(flags -fsanitize=thread)
+  else()
+    message(FATAL_ERROR "KHUB_SANITIZE must be empty, 'address' (ASan+UBSan) or 'thread' (TSan), "
+                        "not '${sanitize}'")
+  endif()
+  if(KHUB_HAVE_TORCH OR KHUB_HAVE_CUDA)
+    message(WARNING "KHUB_SANITIZE=${sanitize} with LibTorch/CUDA: those parts are not instrumented; "
+                    "configure the sanitizer build with -DKHUB_WITH_TORCH=OFF -DKHUB_WITH_CUDA=OFF")
+  endif()
+  list(APPEND flags -fno-omit-frame-pointer)
+  set(compile_flags ${flags})
+  if(KHUB_FUZZ)
+    # Libraries get coverage instrumentation; only the fuzz targets link libFuzzer's main().
+    list(APPEND compile_flags -fsanitize=fuzzer-no-link)
+  endif()
+  add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:${compile_flags}>")
+  add_link_options(${flags})
+  set(KHUB_SANITIZE_FLAGS "${flags}" PARENT_SCOPE)
+  message(STATUS "khub sanitizers: ${flags} fuzz=${KHUB_FUZZ}")
+endfunction()

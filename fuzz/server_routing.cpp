@@ -1,0 +1,36 @@
+// The local hub's request routing (localhub/src/dispatch.cpp): the path is split and
+// percent-decoded (parse_route), matched against the route table, and handed to the route with its
+// query, headers and body. Runs against an in-process store (localhub_harness.h).
+//
+// Input: "METHOD TARGET" on the first line, then "name: value" header lines, an empty line, the body.
+#include "localhub_harness.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  auto in = khub_fuzz::text(data, size);
+  auto take_line = [&in]() {
+    auto nl = in.find('\n');
+    auto line = in.substr(0, nl);
+    in.remove_prefix(nl == std::string_view::npos ? in.size() : nl + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    return line;
+  };
+  auto request_line = take_line();
+  auto sp = request_line.find(' ');
+  if (sp == std::string_view::npos) return 0;
+  std::string method(request_line.substr(0, sp));
+  std::string target(request_line.substr(sp + 1));
+  if (method != "GET" && method != "HEAD" && method != "POST" && method != "PUT" && method != "DELETE") return 0;
+  (void)khub::localhub::parse_route(target);
+  httplib::Headers headers;
+  while (!in.empty()) {
+    auto line = take_line();
+    if (line.empty()) break;
+    auto colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    auto value = line.substr(colon + 1);
+    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    headers.emplace(std::string(line.substr(0, colon)), std::string(value));
+  }
+  (void)khub_fuzz::serve(method, target, headers, in);
+  return 0;
+}
