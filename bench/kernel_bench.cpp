@@ -98,8 +98,8 @@ void BM_VerifiedFetchOffline(benchmark::State& state) {
   hub::HubClient client(o);
   hub::KernelRequest r;
   r.repo_id = "org/rmsnorm";
-  r.version = 1;
-  r.trust_remote_code = true;
+  r.options.version = 1;
+  r.options.trust_remote_code = true;
   r.reuse_hashes = state.range(0) == 1 ? HashReuse::Unchanged : HashReuse::Never;
   for (auto _ : state) {
     auto k = hub::fetch_kernel(client, current_host(), r);

@@ -32,7 +32,7 @@ void print_text(std::ostream& out, const Json& j) { out << j["snapshot"].get<std
 Expected<Json> download_variant(hub::HubClient& client, const DownloadOptions& opts) {
   KHUB_TRY(auto host, host_for(opts.hub));
   KHUB_TRY(auto request, hub::kernel_request(client, lookup_for(opts.repo, opts.hub)));
-  request.trust_remote_code = true;  // downloading runs nothing; trust is checked when loading
+  request.options.trust_remote_code = true;  // downloading runs nothing; trust is checked when loading
   KHUB_TRY(auto k, hub::fetch_kernel(client, host, request));
   for (const auto& w : k.warnings) std::cerr << "warning: " << w << '\n';
   return to_json(k, hub::cache_of(client).snapshot_dir(k.repo, k.commit));

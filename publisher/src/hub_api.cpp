@@ -148,6 +148,7 @@ Expected<std::vector<RemoteFile>> HubSession::list_files(const std::string& revi
     if (r.status != 200) return http_error(req, r);
     Json j = json_fields::parse_untrusted(r.body);
     if (!j.is_array()) return Error(ErrorCode::Protocol, "GET " + url + ": tree is not a JSON array");
+    KHUB_CHECK(pages.add_entries(j.size()));
     for (const auto& e : j) {
       if (text(e, "type") != "file") continue;
       RemoteFile f{text(e, "path"), text(e, "oid"), std::nullopt};

@@ -61,6 +61,15 @@ TEST(HubAnswers, PaginationStopsAfterItsPageBound) {
   EXPECT_EQ(over.error().code, ErrorCode::Protocol);
 }
 
+TEST(HubAnswers, PaginationStopsAfterItsEntryBound) {
+  Pages pages("https://h/a", 100, 2500);
+  EXPECT_TRUE(pages.add_entries(1000));
+  EXPECT_TRUE(pages.add_entries(1000));
+  auto over = pages.add_entries(1000);
+  ASSERT_FALSE(over);
+  EXPECT_EQ(over.error().code, ErrorCode::Protocol);
+}
+
 TEST(HubAnswers, ErrorsFollowTheHubsCodesThenTheStatus) {
   const ErrorContext ctx{"org/k", "v1", "build/x.so"};
   const std::string url = "https://h/api/kernels/org/k/tree/v1";

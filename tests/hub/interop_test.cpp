@@ -92,7 +92,7 @@ TEST_F(Interop, EachReadsTheOthersCacheOffline) {
     HubClient client(test::fixture_options(hub_, khub_cache));
     KernelRequest r;
     r.repo_id = "org/relu";
-    r.version = 1;
+    r.options.version = 1;
     ASSERT_TRUE(fetch_kernel(client, host(), r));
   }
   hub_.clear_requests();
@@ -113,7 +113,7 @@ TEST_F(Interop, EachReadsTheOthersCacheOffline) {
   HubClient offline(opts);
   KernelRequest r;
   r.repo_id = "org/relu";
-  r.version = 1;
+  r.options.version = 1;
   auto k = fetch_kernel(offline, host(), r);
   ASSERT_TRUE(k) << k.error().describe();
   EXPECT_TRUE(k->verified);

@@ -38,7 +38,7 @@ class FetchTest : public ::testing::Test {
   KernelRequest request(std::string repo, int version) {
     KernelRequest r;
     r.repo_id = std::move(repo);
-    r.version = version;
+    r.options.version = version;
     return r;
   }
   Expected<FetchedKernel> fetch(const KernelRequest& r, bool offline = false) {
@@ -90,7 +90,7 @@ TEST_F(FetchTest, VersionToVerifiedVariant) {
 
 TEST_F(FetchTest, VersionAndRevisionRules) {
   auto both = request("org/relu", 1);
-  both.revision = "main";
+  both.options.revision = "main";
   EXPECT_EQ(fetch(both).error().message, "Only one of `revision` or `version` must be specified.");
   KernelRequest neither;
   neither.repo_id = "org/relu";
@@ -104,7 +104,7 @@ TEST_F(FetchTest, VersionAndRevisionRules) {
   EXPECT_EQ(offline.error().message.rfind("Version 1 of 'org/relu' is not available in the local cache", 0), 0u);
   KernelRequest by_branch;
   by_branch.repo_id = "org/relu";
-  by_branch.revision = "v2";
+  by_branch.options.revision = "v2";
   auto k = fetch(by_branch);
   ASSERT_TRUE(k) << k.error().describe();
   EXPECT_EQ(k->commit, v2_);
@@ -345,7 +345,7 @@ TEST_F(FetchTest, RedirectToAnUntrustedPublisherIsRefused) {
   EXPECT_NE(refused.error().message.find("'evil/relu' is not from a trusted publisher"), std::string::npos)
       << refused.error().message;
   auto trusting = request("org/moved", 1);
-  trusting.trust_remote_code = true;
+  trusting.options.trust_remote_code = true;
   auto k = fetch(trusting);
   ASSERT_TRUE(k) << k.error().describe();
   EXPECT_EQ(k->repo.id, "evil/relu");
@@ -360,9 +360,9 @@ TEST_F(FetchTest, PinnedRequestsDoNotFollowTheRedirect) {
   files["kernel-status.toml"] = {"kind = \"redirect\"\ndestination = \"evil/relu\"\n", false};
   const std::string locked = hub_.commit("org/pinned", "v1", files);
   auto r = request("org/pinned", 0);
-  r.version.reset();
-  r.revision = locked;
-  r.trust_remote_code = true;  // as load_kernel: the lock was trusted when it was written
+  r.options.version.reset();
+  r.options.revision = locked;
+  r.options.trust_remote_code = true;  // as load_kernel: the lock was trusted when it was written
   auto followed = fetch(r);
   ASSERT_TRUE(followed) << followed.error().describe();
   EXPECT_EQ(followed->repo.id, "evil/relu");

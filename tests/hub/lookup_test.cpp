@@ -52,7 +52,7 @@ TEST_F(LookupTest, KernelRepoAtItsNewestVersion) {
   EXPECT_TRUE(at_main->commit.empty());
   auto request = kernel_request(c, named("org/relu"));
   ASSERT_TRUE(request);
-  EXPECT_EQ(request->version, 2);
+  EXPECT_EQ(request->options.version, 2);
   EXPECT_FALSE(request->repo_type);  // fetch_kernel keeps its own fallback
 }
 
@@ -70,7 +70,7 @@ TEST_F(LookupTest, MissingKernelRepoFallsBackToTheLegacyModelRepo) {
   auto request = kernel_request(c, named("org/legacy"));
   ASSERT_TRUE(request);
   EXPECT_EQ(request->repo_type, RepoType::Model);
-  EXPECT_EQ(request->version, 3);
+  EXPECT_EQ(request->options.version, 3);
 
   // A type named by the caller is not retried.
   auto kernel_only = named("org/legacy");

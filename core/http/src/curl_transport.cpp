@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <chrono>
 #include <fstream>
 #include <mutex>
 
@@ -50,6 +51,9 @@ struct Exchange {
   bool streaming = false;  // body goes to on_body
   bool aborted = false;    // a callback said stop
   bool too_long = false;   // a collected body passed max_body
+  bool too_slow = false;   // a collected body outlasted its time budget
+  bool cut = false;        // an error or redirect body reached max_body: the rest is not read
+  std::chrono::steady_clock::time_point deadline;  // for collected (non-streamed) bodies
   std::ifstream upload;
   std::uint64_t upload_left = 0;
 };
@@ -80,6 +84,12 @@ size_t on_write(char* data, size_t size, size_t n, void* user) {
     }
   }
   std::string_view chunk(data, size * n);
+  // A collected body (API answer, error or redirect page) has a time budget as well as a size
+  // limit: a server dripping a byte at a time must not hold the caller for minutes.
+  if (!ex->streaming && std::chrono::steady_clock::now() > ex->deadline) {
+    ex->too_slow = true;
+    return 0;
+  }
   if (ex->streaming) {
     if (!req->on_body(chunk)) {
       ex->aborted = true;
@@ -90,7 +100,8 @@ size_t on_write(char* data, size_t size, size_t n, void* user) {
   if (ex->response.body.size() + chunk.size() > req->max_body) {
     if (!ex->response.ok()) {  // an error or redirect body: its beginning is all anyone reads
       ex->response.body.append(chunk.substr(0, req->max_body - ex->response.body.size()));
-      return size * n;
+      ex->cut = true;
+      return 0;
     }
     ex->too_long = true;
     return 0;
@@ -167,6 +178,8 @@ Expected<Response> CurlTransport::perform(const Request& request) {
   Exchange ex;
   ex.request = &request;
   ex.easy = easy;
+  ex.deadline = std::chrono::steady_clock::now() +
+                (request.total_timeout.count() > 0 ? request.total_timeout : 3 * request.timeout);
   bool has_user_agent = false;
   curl_slist* headers = nullptr;
   for (const auto& [name, value] : request.headers) {
@@ -229,7 +242,10 @@ Expected<Response> CurlTransport::perform(const Request& request) {
   if (ex.too_long)
     return Error(ErrorCode::Protocol, what + ": the answer is longer than " + std::to_string(request.max_body) + " bytes",
                  "the server is not a Hugging Face Hub, or is misbehaving");
-  if (rc != CURLE_OK) {
+  if (ex.too_slow)
+    return Error(ErrorCode::Network, what + ": the answer took longer than its time budget",
+                 "the server is slow or misbehaving; retry later");
+  if (rc != CURLE_OK && !(ex.cut && rc == CURLE_WRITE_ERROR)) {
     if (ex.aborted) return Error(ErrorCode::Cancelled, what + ": aborted");
     Error e(ErrorCode::Network, what + " failed: " + curl_easy_strerror(rc),
             "check the network connection and HF_ENDPOINT, then retry");

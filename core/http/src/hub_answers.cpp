@@ -110,6 +110,15 @@ std::string next_link(std::string_view link) {
   return {};
 }
 
+Status Pages::add_entries(std::size_t n) {
+  entries_ += n;
+  if (entries_ > max_entries_)
+    return Error(ErrorCode::Protocol, "the listing at " + redact(url_) + " has more than " +
+                                          std::to_string(max_entries_) + " entries",
+                 "the server is not a Hugging Face Hub, or is misbehaving");
+  return {};
+}
+
 Expected<bool> Pages::advance(const Response& response) {
   const std::string next = next_link(response.header("link"));
   if (next.empty()) return false;

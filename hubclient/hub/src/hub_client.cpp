@@ -113,6 +113,7 @@ Expected<std::vector<TreeEntry>> HubClient::list_tree(const RepoRef& repo, std::
     http::Response res;
     KHUB_TRY(auto j, get_json(*impl_, url, error_context(&repo, revision, path), &res));
     if (!j.is_array()) return shape_error(url, "expected an array of entries");
+    KHUB_CHECK(pages.add_entries(j.size()));
     for (const auto& e : j) {
       if (!e.is_object() || !e.contains("path") || !e["path"].is_string() || !e.contains("type"))
         return shape_error(url, "entry without `path`/`type`");

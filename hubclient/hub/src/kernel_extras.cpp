@@ -12,18 +12,18 @@ namespace fs = std::filesystem;
 Expected<bool> has_variant(HubClient& client, const variants::HostInfo& detected, const KernelRequest& request) {
   KHUB_TRY(auto repo, make_repo(request.repo_id, request.repo_type.value_or(RepoType::Kernel)));
   variants::HostInfo host = detected;
-  if (!request.backend.empty()) {
-    KHUB_TRY(host, variants::with_backend(detected, request.backend));
+  if (!request.options.backend.empty()) {
+    KHUB_TRY(host, variants::with_backend(detected, request.options.backend));
   }
   std::vector<std::string> warnings;
   std::string commit;
-  if (request.version) {
-    auto c = detail::resolve_version(client, repo, *request.version, warnings);
+  if (request.options.version) {
+    auto c = detail::resolve_version(client, repo, *request.options.version, warnings);
     if (!c && c.error().code == ErrorCode::RevisionNotFound) return false;
     if (!c) return std::move(c).error();
     commit = *c;
   } else {
-    KHUB_TRY(commit, detail::resolve_revision(client, repo, request.revision));
+    KHUB_TRY(commit, detail::resolve_revision(client, repo, request.options.revision));
   }
   KHUB_TRY(auto names, list_variant_names(client, repo, commit));
   variants::Resolution resolution;

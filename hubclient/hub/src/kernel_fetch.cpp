@@ -78,11 +78,11 @@ std::map<std::string, std::vector<TreeEntry>>& listings() {
 
 std::string memo_key(const HubClient& client, const KernelRequest& r, RepoType type) {
   return std::to_string(client.instance_id()) + "|" + std::string(to_string(type)) + "|" + r.repo_id + "|" +
-         (r.version ? "v" + std::to_string(*r.version) : "@" + r.revision) + (r.follow_redirect ? "" : "|pinned");
+         (r.options.version ? "v" + std::to_string(*r.options.version) : "@" + r.options.revision) + (r.follow_redirect ? "" : "|pinned");
 }
 
 Status check_trust(HubClient& client, const KernelRequest& request, std::vector<std::string>& warnings) {
-  if (request.trust_remote_code) return {};
+  if (request.options.trust_remote_code) return {};
   return detail::check_publisher_trust(client, request.repo_id, warnings);
 }
 
@@ -90,9 +90,9 @@ Status check_trust(HubClient& client, const KernelRequest& request, std::vector<
 Expected<Memo> locate(HubClient& client, const KernelRequest& request, RepoType type) {
   Memo m;
   m.repo = RepoRef{type, request.repo_id};
-  std::string revision = request.revision;
-  if (request.version) {
-    KHUB_TRY(m.commit, detail::resolve_version(client, m.repo, *request.version, m.warnings));
+  std::string revision = request.options.revision;
+  if (request.options.version) {
+    KHUB_TRY(m.commit, detail::resolve_version(client, m.repo, *request.options.version, m.warnings));
   } else {
     KHUB_TRY(m.commit, detail::resolve_revision(client, m.repo, revision));
   }
@@ -158,20 +158,20 @@ Status detail::check_publisher_trust(HubClient& client, const std::string& repo_
 
 Expected<FetchedKernel> fetch_kernel(HubClient& client, const variants::HostInfo& detected,
                                      const KernelRequest& request) {
-  if (request.version && !request.revision.empty())
+  if (request.options.version && !request.options.revision.empty())
     return Error(ErrorCode::InvalidArgument, "Only one of `revision` or `version` must be specified.");
-  if (!request.version && request.revision.empty())
+  if (!request.options.version && request.options.revision.empty())
     return Error(ErrorCode::InvalidArgument,
                  "A kernel version or revision must be specified. Use `version=<major>` for a stable kernel API "
                  "version or `revision=<branch/tag/commit>` for an explicit Hub revision. See: "
                  "https://huggingface.co/docs/kernels/migration");
   KHUB_TRY(auto requested, make_repo(request.repo_id));
   variants::HostInfo host = detected;
-  if (!request.backend.empty()) {
-    KHUB_TRY(host, variants::with_backend(detected, request.backend));
+  if (!request.options.backend.empty()) {
+    KHUB_TRY(host, variants::with_backend(detected, request.options.backend));
   }
   FetchedKernel k;
-  k.revision = request.version ? "v" + std::to_string(*request.version) : request.revision;
+  k.revision = request.options.version ? "v" + std::to_string(*request.options.version) : request.options.revision;
   KHUB_CHECK(check_trust(client, request, k.warnings));
 
   // Steps 2–4 (refs, kernel-status.toml, build/ listing), memoised per client: many ranks must
@@ -217,7 +217,7 @@ Expected<FetchedKernel> fetch_kernel(HubClient& client, const variants::HostInfo
                      "cache.",
                  "download it while online first (`khub download " + k.repo.id + "`)");
   // As kernels names it: the commit a version resolved to, or the revision as asked.
-  const std::string where = k.repo.id + " (revision: " + (request.version ? k.commit : k.revision) + ")";
+  const std::string where = k.repo.id + " (revision: " + (request.options.version ? k.commit : k.revision) + ")";
   for (const auto& name : memo.variants)
     if (!variants::parse_variant(name))
       k.warnings.push_back("Repository " + where + " contains invalid build variant variant: '" + name + "'");

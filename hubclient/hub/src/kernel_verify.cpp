@@ -162,14 +162,14 @@ Expected<signing::SigstoreTrustRoot> trusted_root_file(const fs::path& path) {
 }  // namespace
 
 Status apply_signature_policy(FetchedKernel& kernel, const KernelRequest& request) {
-  const signing::SignaturePolicy policy = request.signature_policy;
+  const signing::SignaturePolicy policy = request.options.signature_policy;
   if (policy == signing::SignaturePolicy::Ignore) return {};
   signing::SignatureTrust trust;
-  trust.public_keys_pem = request.trusted_keys;
-  trust.identities = request.trusted_identities;
+  trust.public_keys_pem = request.options.trusted_keys;
+  trust.identities = request.options.trusted_identities;
   std::optional<signing::SigstoreTrustRoot> root;
-  if (!request.sigstore_trusted_root.empty()) {
-    KHUB_TRY(root, trusted_root_file(request.sigstore_trusted_root));
+  if (!request.options.sigstore_trusted_root.empty()) {
+    KHUB_TRY(root, trusted_root_file(request.options.sigstore_trusted_root));
     trust.sigstore_root = &*root;
   }
   auto check = signing::verify_variant_signature(kernel.variant_dir, trust);

@@ -56,8 +56,8 @@ Expected<KernelRequest> kernel_request(HubClient& client, const RepoLookup& look
   KHUB_TRY(RepoRevision at, choose_revision(client, lookup));
   KernelRequest request;
   request.repo_id = lookup.repo_id;
-  request.version = at.version;
-  if (!at.version) request.revision = at.revision;
+  request.options.version = at.version;
+  if (!at.version) request.options.revision = at.revision;
   if (lookup.type || at.repo.type == RepoType::Model) request.repo_type = at.repo.type;
   return request;
 }

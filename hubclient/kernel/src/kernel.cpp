@@ -54,14 +54,7 @@ Expected<hub::ClientOptions> client_options(const GetKernelOptions& o) {
 hub::KernelRequest request_for(std::string_view repo_id, const GetKernelOptions& o) {
   hub::KernelRequest r;
   r.repo_id = std::string(repo_id);
-  r.version = o.version;
-  r.revision = o.revision;
-  r.backend = o.backend;
-  r.trust_remote_code = o.trust_remote_code;
-  r.signature_policy = o.signature_policy;
-  r.trusted_keys = o.trusted_keys;
-  r.trusted_identities = o.trusted_identities;
-  r.sigstore_trusted_root = o.sigstore_trusted_root;
+  r.options = o;
   r.reuse_hashes = HashReuse::Unchanged;  // a warm call re-checks file stamps, not every byte
   return r;
 }

@@ -22,24 +22,8 @@
 
 namespace khub {
 
-struct GetKernelOptions {
-  std::optional<int> version;      // branch v<N>; exactly one of version / revision
-  std::string revision;            // branch, tag or commit
-  std::string backend;             // "cpu" or the detected backend's name; empty = detected
-  bool trust_remote_code = false;  // load from publishers the Hub does not mark as trusted
-  std::string user_agent;          // caller segments, e.g. "myapp/1.0"
-  std::string endpoint;            // overrides HF_ENDPOINT
-  std::filesystem::path cache_dir; // overrides KERNELS_CACHE / HF_HUB_CACHE / …
-  // metadata.json.sigstore: Ignore reports presence only; Warn / Require verify it. Require refuses
-  // to load. A key-pair bundle must verify with one of `trusted_keys` (PEM public keys, e.g. the
-  // ones `khub sign --key` used); a keyless one (Fulcio + Rekor, as kernels-community's CI signs)
-  // must come from one of `trusted_identities` (default: kernels-community's build workflows, as
-  // kernels) under `sigstore_trusted_root` (a trusted_root.json; empty: the public-good root).
-  signing::SignaturePolicy signature_policy = signing::SignaturePolicy::Ignore;
-  std::vector<std::string> trusted_keys;
-  std::vector<signing::GitHubWorkflowIdentity> trusted_identities = signing::kernels_community_identities();
-  std::filesystem::path sigstore_trusted_root;
-};
+/// version / revision, backend, trust, client overrides and the signature policy (hub::KernelOptions).
+using GetKernelOptions = hub::KernelOptions;
 
 /// One op of a loaded kernel: `<metadata.id>::<name>` in the torch dispatcher.
 class Op {

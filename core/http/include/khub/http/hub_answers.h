@@ -34,18 +34,23 @@ struct ErrorContext {
 /// The `rel="next"` target of a Link header, "" when there is none.
 [[nodiscard]] std::string next_link(std::string_view link_header);
 
-/// Follows pagination safely: the next page's absolute URL, or "" at the end. Protocol when a page
-/// repeats a URL already visited or the listing runs past `max_pages`.
+/// Follows pagination safely. Protocol when a page repeats a URL already visited, the listing runs
+/// past `max_pages`, or its entries past `max_entries`.
 class Pages {
  public:
-  explicit Pages(std::string first_url, int max_pages = 10000) : url_(std::move(first_url)), max_pages_(max_pages) {}
+  explicit Pages(std::string first_url, int max_pages = 10000, std::size_t max_entries = 1'000'000)
+      : url_(std::move(first_url)), max_pages_(max_pages), max_entries_(max_entries) {}
   [[nodiscard]] const std::string& url() const noexcept { return url_; }
+  /// Counts `n` more entries read from the current page.
+  [[nodiscard]] Status add_entries(std::size_t n);
   /// Moves to the page the response's Link header names; false at the end.
   [[nodiscard]] Expected<bool> advance(const Response& response);
 
  private:
   std::string url_;
   int max_pages_;
+  std::size_t max_entries_;
+  std::size_t entries_ = 0;
   std::unordered_set<std::string> seen_;
 };
 

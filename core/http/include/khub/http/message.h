@@ -41,7 +41,8 @@ struct Request {
   std::string body;                 // sent when `file` is empty and the method is not GET/HEAD
   std::optional<FileSlice> file;    // streamed body (LFS and Xet PUTs)
   std::chrono::milliseconds timeout{10000};     // connect timeout, and the longest stall of a body
-  std::chrono::milliseconds total_timeout{0};   // cap on the whole exchange; 0: none
+  std::chrono::milliseconds total_timeout{0};   // cap on the whole exchange; 0: none (a collected,
+                                                // not streamed, body still ends after 3 × timeout)
   std::size_t max_body = std::size_t{4} << 20;  // collected bodies longer than this fail the exchange
   // Streams the body of a 2xx response (other bodies are still collected). Called first with the
   // final status and headers (on_start), then per chunk; returning false aborts (Cancelled).

@@ -20,30 +20,40 @@
 
 namespace khub::hub {
 
+/// What a caller of get_kernel chooses: one struct for the torch API (`khub::GetKernelOptions` is
+/// this type), the CLI and the torch-free path, composed into KernelRequest rather than copied.
+struct KernelOptions {
+  std::optional<int> version;      // branch v<N>; exactly one of version / revision
+  std::string revision;            // branch, tag or commit
+  std::string backend;             // "cpu" or the detected backend's name; empty = detected
+  bool trust_remote_code = false;  // load from publishers the Hub does not mark as trusted
+  std::string user_agent;          // caller segments, e.g. "myapp/1.0"
+  std::string endpoint;            // overrides HF_ENDPOINT
+  std::filesystem::path cache_dir; // overrides KERNELS_CACHE / HF_HUB_CACHE / …
+  // metadata.json.sigstore: Ignore reports presence only; Warn / Require verify it. Require refuses
+  // to load. A key-pair bundle must verify with one of `trusted_keys` (PEM public keys, e.g. the
+  // ones `khub sign --key` used); a keyless one (Fulcio + Rekor, as kernels-community's CI signs)
+  // must come from one of `trusted_identities` (default: kernels-community's build workflows, as
+  // kernels) under `sigstore_trusted_root` (a trusted_root.json; empty: the public-good root).
+  signing::SignaturePolicy signature_policy = signing::SignaturePolicy::Ignore;
+  std::vector<std::string> trusted_keys;
+  std::vector<signing::GitHubWorkflowIdentity> trusted_identities = signing::kernels_community_identities();
+  std::filesystem::path sigstore_trusted_root;
+};
+
 struct KernelRequest {
   std::string repo_id;
-  std::optional<int> version;          // branch v<N>; exactly one of version / revision
-  std::string revision;                // branch, tag or commit
-  std::string backend;                 // explicit backend override ("cpu", "cuda"), empty = detected
-  bool trust_remote_code = false;      // skip the trusted-publisher check
+  KernelOptions options;               // the caller's choices (user_agent/endpoint/cache_dir: for the client)
   std::optional<RepoType> repo_type;   // nullopt: kernel, falling back to model on RepoNotFound
   bool check_arch = true;              // compare backend.archs with the GPU
   // Follow the revision's kernel-status.toml redirect. Locked loads turn it off: the lock
   // pins a commit of this repo, and a redirect (to another repo's moving branch) would undo that.
   bool follow_redirect = true;
-  // metadata.json.sigstore: Ignore only reports the bundle's presence; Warn
-  // verifies it and adds a warning on failure; Require refuses to load. A key-pair bundle must
-  // verify with one of `trusted_keys`; a keyless one (Fulcio + Rekor) must come from one of
-  // `trusted_identities` under the Sigstore trust root (`sigstore_trusted_root`, a trusted_root.json;
-  // empty: the public-good root khub ships).
-  signing::SignaturePolicy signature_policy = signing::SignaturePolicy::Ignore;
-  std::vector<std::string> trusted_keys;  // PEM public keys
-  std::vector<signing::GitHubWorkflowIdentity> trusted_identities = signing::kernels_community_identities();
-  std::filesystem::path sigstore_trusted_root;
   // Unchanged: files this process already hashed and that have not changed since are not read
   // again (see HashReuse); get_kernel sets it, so a warm call costs stat calls, not a re-hash.
   HashReuse reuse_hashes = HashReuse::Never;
 };
+
 
 enum class SignatureStatus { Absent, PresentNotVerified, Verified, Failed };
 
