@@ -73,6 +73,20 @@ TEST(BuildConfig, Errors) {
   EXPECT_EQ(name.error().message, "invalid kernel name `My_K` in [general]");
 }
 
+// Found by fuzz/build_toml.cpp: toml++'s value<int64_t>() of a float beyond int64 is an unchecked
+// cast (UBSan: "outside the range of representable values"); floats are not integers here.
+TEST(BuildConfig, FloatWhereAnIntegerBelongsIsRefused) {
+  auto huge = parse_build_config("[general]\nnamsion = 3\nedition = 3676e62\n");
+  ASSERT_FALSE(huge);
+  EXPECT_EQ(huge.error().message, "unsupported build edition ?; upgrade kernel-builder");
+  auto five = parse_build_config("[general]\nname=\"ab\"\nversion=1\nedition=5.0\nlicense=\"x\"\nbackends=[]\n");
+  ASSERT_FALSE(five);
+  EXPECT_EQ(five.error().message, "unsupported build edition ?; upgrade kernel-builder");
+  auto version = parse_build_config("[general]\nname=\"ab\"\nversion=1e300\nedition=5\nlicense=\"x\"\nbackends=[]\n");
+  ASSERT_FALSE(version);
+  EXPECT_EQ(version.error().message, "`version` in [general] must be an integer >= 0");
+}
+
 TEST(BuildConfig, Edition4UpgradesWithWarning) {
   auto c = parse_build_config(
       "[general]\nname=\"relu\"\nversion=2\nlicense=\"MIT\"\nbackends=[\"cpu\"]\n[torch-noarch]\n"

@@ -83,6 +83,13 @@ TEST(Metadata, ErrorsMatchSerde) {
   EXPECT_TRUE(error_of("{\"name\": ").starts_with("invalid JSON: "));
 }
 
+// Found by fuzz/metadata.cpp: a number beyond double made nlohmann throw out_of_range (not
+// parse_error), which escaped parse_metadata and terminated the process.
+TEST(Metadata, NumberBeyondDoubleIsAnErrorNotACrash) {
+  EXPECT_TRUE(error_of(R"({"name":"geglu","inad": 66e655})").starts_with("invalid JSON: number out of range"));
+  EXPECT_TRUE(error_of(R"({"name":"relu","id":"x","version":1e400})").starts_with("invalid JSON: "));
+}
+
 TEST(Metadata, KernelDependenciesNeedExactlyOneSelector) {
   std::string base = R"({"name":"relu","id":"x","version":1,"license":"A","python-depends":[],"backend":{"type":"cuda"},"kernel-depends":)";
   auto ok = parse_metadata(base + R"([{"repo-id":"a/b","version":2},{"repo-id":"c/d","revision":"main"}]})");

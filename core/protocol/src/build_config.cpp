@@ -58,8 +58,8 @@ Expected<std::vector<KernelDependency>> kernel_deps(const toml::table& t, std::s
     if (!repo) return config_error("missing field `repo-id` in kernel dependency");
     dep.repo_id = *repo;
     if (const auto* v = d->get("version")) {
-      auto n = v->value<std::int64_t>();
-      if (!v->is_integer() || !n || *n < 0) return config_error("kernel dependency `version` must be an integer >= 0");
+      auto n = v->is_integer() ? v->value<std::int64_t>() : std::nullopt;
+      if (!n || *n < 0) return config_error("kernel dependency `version` must be an integer >= 0");
       dep.version = static_cast<std::uint64_t>(*n);
     }
     if (const auto* r = d->get("revision")) {
@@ -89,8 +89,8 @@ Status read_general(const toml::table& g, BuildConfig& c, bool v4) {
   c.name = *name;
   const auto* version = g.get("version");
   if (!version) return config_error("missing field `version` in [general]");
-  auto n = version->value<std::int64_t>();
-  if (!version->is_integer() || !n || *n < 0) return config_error("`version` in [general] must be an integer >= 0");
+  auto n = version->is_integer() ? version->value<std::int64_t>() : std::nullopt;
+  if (!n || *n < 0) return config_error("`version` in [general] must be an integer >= 0");
   c.version = static_cast<std::uint64_t>(*n);
   auto license = g.get("license") ? g.get("license")->value<std::string>() : std::nullopt;
   if (!license) return config_error("missing field `license` in [general]");
@@ -229,7 +229,8 @@ Expected<BuildConfig> parse_build_config(std::string_view text) {
   c.pyext = {"py", "pyi"};
   bool v4 = false;
   if (const auto* e = general->get("edition")) {
-    auto n = e->value<std::int64_t>();
+    // value<int64_t>() of a float casts it unchecked (undefined beyond int64: `edition = 1e300`).
+    auto n = e->is_integer() ? e->value<std::int64_t>() : std::nullopt;
     if (!n || *n != 5) {
       return config_error("unsupported build edition " + (n ? std::to_string(*n) : std::string("?")) +
                           "; upgrade kernel-builder");

@@ -50,6 +50,13 @@ Expected<Json> SerdeReader::parse_document() {
     return Error(ErrorCode::InvalidMetadata, "invalid JSON: " +
                                                  (colon == std::string::npos ? what : what.substr(colon + 2)) +
                                                  " at byte " + std::to_string(e.byte));
+  } catch (const Json::exception& e) {
+    // A number beyond double ("1e400") throws out_of_range, not parse_error; serde_json says
+    // "number out of range". Uncaught, it ended the process in std::terminate.
+    std::string what = e.what();
+    auto tag = what.find("] ");
+    return Error(ErrorCode::InvalidMetadata,
+                 "invalid JSON: number out of range (" + (tag == std::string::npos ? what : what.substr(tag + 2)) + ")");
   }
   positions_ = scan_json_positions(text_);
   return doc;
