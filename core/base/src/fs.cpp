@@ -39,6 +39,26 @@ std::string random_hex8() {
   return out;
 }
 
+std::string temp_name_suffix() { return "." + std::to_string(::getpid()) + "." + random_hex8() + ".tmp"; }
+
+long temp_name_pid(std::string_view name) noexcept {
+  // <name>.<digits>.<8 hex>.tmp
+  if (!name.ends_with(".tmp")) return 0;
+  name.remove_suffix(4);
+  if (name.size() < 9 || name[name.size() - 9] != '.') return 0;
+  for (char c : name.substr(name.size() - 8))
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return 0;
+  name.remove_suffix(9);
+  const auto dot = name.rfind('.');
+  if (dot == std::string_view::npos || dot + 1 == name.size() || name.size() - dot - 1 > 10) return 0;
+  long pid = 0;
+  for (char c : name.substr(dot + 1)) {
+    if (c < '0' || c > '9') return 0;
+    pid = pid * 10 + (c - '0');
+  }
+  return pid;
+}
+
 namespace {
 Status fsync_dir(const fs::path& dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -49,12 +69,14 @@ Status fsync_dir(const fs::path& dir) {
 }
 }  // namespace
 
-Status write_file_atomic(const fs::path& path, std::string_view content, unsigned mode) {
+Status write_file_atomic(const fs::path& path, std::string_view content, unsigned mode, const fs::path& staging_dir) {
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
   if (ec) return Error(ErrorCode::Io, "cannot create " + path.parent_path().string() + ": " + ec.message());
-  fs::path tmp = path;
-  tmp += "." + std::to_string(::getpid()) + "." + random_hex8() + ".tmp";
+  if (!staging_dir.empty()) fs::create_directories(staging_dir, ec);
+  if (ec) return Error(ErrorCode::Io, "cannot create " + staging_dir.string() + ": " + ec.message());
+  fs::path tmp = staging_dir.empty() ? fs::path(path) : staging_dir / path.filename();
+  tmp += temp_name_suffix();
   const TempFileGuard removed_on_ctrl_c(tmp);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, static_cast<mode_t>(mode));
   if (fd < 0) return Error(ErrorCode::Io, "cannot create " + tmp.string() + ": " + std::strerror(errno));
@@ -77,6 +99,7 @@ Status write_file_atomic(const fs::path& path, std::string_view content, unsigne
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;
     fs::remove(tmp, ec);
+    if (err == EXDEV && !staging_dir.empty()) return write_file_atomic(path, content, mode);
     return Error(ErrorCode::Io, "cannot rename " + tmp.string() + " to " + path.string() + ": " + std::strerror(err));
   }
   return fsync_dir(path.has_parent_path() ? path.parent_path() : fs::path("."));

@@ -8,6 +8,7 @@
 
 #include "khub/base/fs.h"
 #include "khub/base/hash.h"
+#include "khub/base/temp_files.h"
 
 namespace khub::hub {
 namespace fs = std::filesystem;
@@ -28,6 +29,7 @@ fs::path CacheLayout::ref_file(const RepoRef& repo, std::string_view revision) c
 fs::path CacheLayout::no_exist(const RepoRef& repo, std::string_view commit, std::string_view path) const {
   return repo_dir(repo) / ".no_exist" / std::string(commit) / std::string(path);
 }
+fs::path CacheLayout::staging_dir(const RepoRef& repo) const { return repo_dir(repo) / ".staging"; }
 fs::path CacheLayout::lock_file(const RepoRef& repo, std::string_view etag) const {
   return root_ / ".locks" / repo_folder_name(repo) / (std::string(etag) + ".lock");
 }
@@ -59,7 +61,7 @@ Status write_ref(const CacheLayout& cache, const RepoRef& repo, std::string_view
                  "use a branch, tag or commit name without '..', '.' or empty parts");
   if (revision == commit) return {};
   if (auto current = read_ref(cache, repo, revision); current && *current == commit) return {};
-  if (auto st = write_file_atomic(cache.ref_file(repo, revision), commit); !st) return cache_write_error(st.error().message);
+  if (auto st = write_file_atomic(cache.ref_file(repo, revision), commit, 0644, cache.staging_dir(repo)); !st) return cache_write_error(st.error().message);
   return {};
 }
 
@@ -68,31 +70,56 @@ std::optional<std::string> cached_commit(const CacheLayout& cache, const RepoRef
   return read_ref(cache, repo, revision);
 }
 
-Status link_snapshot_file(const CacheLayout& cache, const RepoRef& repo, std::string_view commit,
-                          std::string_view path, std::string_view etag, bool copy) {
-  fs::path file = cache.snapshot_file(repo, commit, path);
-  fs::path blob = cache.blob(repo, etag);
+namespace {
+// Makes the pointer (or copy) at `tmp`, then renames it to `file`. The symlink's target is relative
+// to `file`'s folder, wherever `tmp` is (a symlink's text does not change when it moves).
+std::error_code make_and_rename(const fs::path& tmp, const fs::path& file, const fs::path& blob, bool copy,
+                                std::string& what) {
+  const TempFileGuard removed_on_ctrl_c(tmp);
   std::error_code ec;
-  fs::create_directories(file.parent_path(), ec);
-  if (ec) return cache_write_error("cannot create " + file.parent_path().string() + ": " + ec.message());
-  // Build next to the final name, then rename over it: readers never see a half-made pointer.
-  fs::path tmp = file;
-  tmp += "." + std::to_string(::getpid()) + "." + random_hex8() + ".tmp";
   if (!copy) {
     fs::path target = blob.lexically_relative(file.parent_path());  // like os.path.relpath
-    if (!ec) fs::create_symlink(target, tmp, ec);
+    fs::create_symlink(target, tmp, ec);
   }
   if (copy || ec) {
     ec.clear();
     fs::copy_file(blob, tmp, fs::copy_options::overwrite_existing, ec);
-    if (ec) return cache_write_error("cannot copy " + blob.string() + " to " + tmp.string() + ": " + ec.message());
+    if (ec) {
+      what = "cannot copy " + blob.string() + " to " + tmp.string();
+      return ec;
+    }
   }
   fs::rename(tmp, file, ec);
   if (ec) {
     std::error_code ignored;
     fs::remove(tmp, ignored);
-    return cache_write_error("cannot create " + file.string() + ": " + ec.message());
+    what = "cannot create " + file.string();
   }
+  return ec;
+}
+}  // namespace
+
+Status link_snapshot_file(const CacheLayout& cache, const RepoRef& repo, std::string_view commit,
+                          std::string_view path, std::string_view etag, bool copy) {
+  fs::path file = cache.snapshot_file(repo, commit, path);
+  fs::path blob = cache.blob(repo, etag);
+  const fs::path staging = cache.staging_dir(repo);
+  std::error_code ec;
+  fs::create_directories(file.parent_path(), ec);
+  if (ec) return cache_write_error("cannot create " + file.parent_path().string() + ": " + ec.message());
+  fs::create_directories(staging, ec);
+  if (ec) return cache_write_error("cannot create " + staging.string() + ": " + ec.message());
+  // Built outside the snapshot, then renamed over the final name: readers never see a half-made
+  // pointer, and a digest check walking the snapshot (another process's get_kernel) never meets a
+  // temp name. Several processes may link the same file at once; each rename is whole.
+  std::string what;
+  ec = make_and_rename(staging / (file.filename().string() + temp_name_suffix()), file, blob, copy, what);
+  if (ec == std::errc::cross_device_link) {  // the snapshot folder is on another filesystem: stage beside it
+    fs::path beside = file;
+    beside += temp_name_suffix();
+    ec = make_and_rename(beside, file, blob, copy, what);
+  }
+  if (ec) return cache_write_error(what + ": " + ec.message());
   return {};
 }
 
@@ -100,7 +127,7 @@ Status mark_missing(const CacheLayout& cache, const RepoRef& repo, std::string_v
   fs::path marker = cache.no_exist(repo, commit, path);
   std::error_code ec;
   if (fs::exists(marker, ec)) return {};
-  return write_file_atomic(marker, "");
+  return write_file_atomic(marker, "", 0644, cache.staging_dir(repo));
 }
 
 std::optional<int> parse_version_branch(std::string_view name) {

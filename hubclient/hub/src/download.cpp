@@ -11,6 +11,7 @@
 
 #include "khub/base/fs.h"
 #include "khub/base/hash.h"
+#include "khub/base/temp_files.h"
 
 namespace khub::hub {
 namespace fs = std::filesystem;
@@ -137,9 +138,18 @@ Expected<fs::path> fetch_file(HubClient& client, const RepoRef& repo, std::strin
     if (!present(blob)) {  // another process may have finished it while we waited
       // huggingface_hub's name for a blob in progress. Under the blob's lock nobody else writes it,
       // so a file there was left by an interrupted download (khub's or Python's): it is resumed.
+      // Without the lock (it timed out, or locks are unsupported here) another process may be
+      // writing that very file: this one downloads into a name of its own instead, so two writers
+      // never interleave bytes or rename each other's file away. Both renames land whole blobs.
       fs::path tmp = blob;
-      tmp += ".incomplete";
-      KHUB_CHECK(client.download(meta, tmp, path));
+      tmp += lock.held() ? std::string(".incomplete") : temp_name_suffix() + ".incomplete";
+      std::optional<TempFileGuard> private_tmp;
+      if (!lock.held()) private_tmp.emplace(tmp);
+      if (auto st = client.download(meta, tmp, path); !st) {
+        std::error_code ignored;
+        if (!lock.held()) fs::remove(tmp, ignored);
+        return std::move(st).error();
+      }
       KHUB_CHECK(chmod_like_umask(tmp));
       // Without symlinks a new blob moves into the snapshot, as huggingface_hub does, so the bytes
       // are stored once and its cache tools (scan, delete) see them. An existing blob is copied.

@@ -1,11 +1,19 @@
 // Variant choice, metadata and device-arch checks, and verification of a variant directory before
 // anything from it is loaded.
+#include <signal.h>
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "kernel_internal.h"
+#include "khub/base/fs.h"
 #include "khub/base/hash.h"
 #include "khub/protocol/digest.h"
 
@@ -48,8 +56,8 @@ std::optional<ArchEntry> parse_arch(std::string_view s) {
 
 // Removes a cached snapshot file and the blob it links to, only when that blob is a file of its
 // own repo folder's blobs/: a link planted to point elsewhere (a shared cache) loses the link, and
-// what it points at stays.
-void delete_cached_file(const fs::path& file) {
+// what it points at stays. True when the file was removed.
+bool delete_cached_file(const fs::path& file) {
   std::error_code ec;
   if (fs::is_symlink(file, ec)) {
     const fs::path blob = fs::weakly_canonical(file.parent_path() / fs::read_symlink(file, ec), ec);
@@ -65,7 +73,55 @@ void delete_cached_file(const fs::path& file) {
     if (!ec && !ec_blobs && !blobs.empty() && blob.parent_path() == blobs && fs::is_regular_file(blob, ec))
       fs::remove(blob, ec);
   }
-  fs::remove(file, ec);
+  ec.clear();
+  return fs::remove(file, ec) && !ec;
+}
+
+// A name another process is making right now: a khub temp name (`<name>.<pid>.<8 hex>.tmp`, made
+// by older khub versions inside the snapshot) or a download in progress.
+bool in_flight_name(const std::string& rel) {
+  const std::string name = fs::path(rel).filename().string();
+  return temp_name_pid(name) != 0 || name.ends_with(".incomplete");
+}
+
+// Untouched for a minute: no writer's temp name lives that long (they are renamed at once). The pid
+// alone is not enough: a cache shared between containers sees pids of other namespaces.
+bool stale(const fs::path& p) {
+  struct stat st {};
+  if (::lstat(p.c_str(), &st) != 0) return false;
+  return ::time(nullptr) - st.st_mtime > 60;
+}
+
+bool process_alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
+
+// compute_digest + compare_digests, tolerant of other processes writing the same cached snapshot:
+// a walk that met a name vanishing under it (Io), or whose only violations are unknown files with
+// in-flight temp names, is tried again after a pause (up to about a second). In a cache, a temp
+// name whose process is gone (a writer killed mid-way) is removed: it is a leftover, not content.
+Expected<std::vector<protocol::DigestViolation>> digest_violations(const fs::path& dir, const protocol::Digest& expected,
+                                                                   HashReuse reuse, bool in_cache) {
+  auto pause = std::chrono::milliseconds(10);
+  for (int attempt = 0;; ++attempt) {
+    const bool last = attempt >= 6;
+    auto actual = protocol::compute_digest(dir, expected.algorithm, reuse);
+    if (!actual) {
+      if (last || actual.error().code != ErrorCode::Io) return std::move(actual).error();
+    } else {
+      auto violations = protocol::compare_digests(expected, *actual);
+      bool transient = !violations.empty();
+      for (const auto& v : violations)
+        if (v.kind != protocol::DigestViolationKind::UnknownFile || !in_flight_name(v.path)) transient = false;
+      if (!transient || last) return violations;
+      if (in_cache)
+        for (const auto& v : violations) {
+          const long pid = temp_name_pid(fs::path(v.path).filename().string());
+          std::error_code ec;
+          if (pid != 0 && !process_alive(pid) && stale(dir / v.path)) fs::remove(dir / v.path, ec);
+        }
+    }
+    std::this_thread::sleep_for(pause);
+    pause *= 2;
+  }
 }
 
 }  // namespace
@@ -196,22 +252,32 @@ Status verify_variant(FetchedKernel& kernel, const CacheLayout* cache, HashReuse
   const std::string prefix = "build/" + kernel.variant + "/";
   if (kernel.metadata.digest) {
     const auto& expected = *kernel.metadata.digest;
-    KHUB_TRY(auto actual, protocol::compute_digest(dir, expected.algorithm, reuse_hashes));
-    auto violations = protocol::compare_digests(expected, actual);
+    std::vector<protocol::DigestViolation> violations;
+    KHUB_TRY(violations, digest_violations(dir, expected, reuse_hashes, cache != nullptr));
     if (!violations.empty()) {
       std::string first;
+      int removed = 0;
       for (const auto& v : violations) {
         if (v.kind == protocol::DigestViolationKind::HashMismatch) {
           if (first.empty()) first = v.path;
-          if (cache) delete_cached_file(dir / v.path);
+          if (cache && delete_cached_file(dir / v.path)) ++removed;
         }
       }
       if (first.empty()) first = violations.front().path;
+      // Say what was done: a file is said removed only when this process removed one.
+      std::string hint;
+      if (!cache) hint = "rebuild the kernel or restore the file";
+      else if (removed > 0) hint = "the bad file was removed from the cache; fetch the kernel again";
+      else if (temp_name_pid(fs::path(first).filename().string()) != 0)
+        hint = "a temporary file of another khub process (pid " +
+               std::to_string(temp_name_pid(fs::path(first).filename().string())) +
+               ") is in the variant folder; when no download runs, remove it and try again";
+      else hint = "the cached variant does not hold exactly the files metadata.json lists; remove the snapshot "
+                  "folder and fetch the kernel again";
       Error e(ErrorCode::Integrity,
               prefix + first + ": does not match the digest in metadata.json" +
                   (violations.size() > 1 ? " (" + std::to_string(violations.size()) + " violations)" : ""),
-              cache ? "the bad file was removed from the cache; fetch the kernel again"
-                    : "rebuild the kernel or restore the file");
+              hint);
       e.note("kernel does not match the expected digest:");
       for (const auto& v : violations) e.note(v.describe());
       return e;
@@ -225,13 +291,17 @@ Status verify_variant(FetchedKernel& kernel, const CacheLayout* cache, HashReuse
   int copies = 0;  // files of a copy-mode cache (HF_HUB_DISABLE_SYMLINKS): no etag to check them by
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
-    if (!it->is_symlink(ec)) {
-      copies += it->is_regular_file(ec) ? 1 : 0;
+    std::error_code entry_ec;  // the walk's own error stays in ec
+    const std::string rel = it->path().lexically_relative(dir).generic_string();
+    if (in_flight_name(rel)) continue;  // another process's pointer in the making (older khub versions)
+    if (!it->is_symlink(entry_ec)) {
+      copies += it->is_regular_file(entry_ec) ? 1 : 0;
       continue;
     }
-    fs::path target = fs::read_symlink(it->path(), ec);
+    fs::path target = fs::read_symlink(it->path(), entry_ec);
+    if (entry_ec)
+      return Error(ErrorCode::Io, "cannot read " + it->path().string() + ": " + entry_ec.message());
     std::string etag = target.filename().string();
-    const std::string rel = it->path().lexically_relative(dir).generic_string();
     if (!is_commit_hash(etag))
       return Error(ErrorCode::Integrity, prefix + rel + ": its blob '" + etag + "' is not named by a sha1 or sha256",
                    "the cache was not written by a Hub client; fetch the kernel again into a clean cache");
@@ -244,12 +314,15 @@ Status verify_variant(FetchedKernel& kernel, const CacheLayout* cache, HashReuse
     }
     if (!got) return got.error();
     if (*got != etag) {
-      delete_cached_file(it->path());
+      const bool removed = delete_cached_file(it->path());
       return Error(ErrorCode::Integrity, prefix + rel + ": cached content does not match its etag",
-                   "the bad file was removed from the cache; fetch the kernel again")
+                   removed ? "the bad file was removed from the cache; fetch the kernel again"
+                           : "remove the snapshot folder and fetch the kernel again")
           .note("expected " + etag + ", got " + *got);
     }
   }
+  // A walk cut short checked only part of the folder: that is no verification.
+  if (ec) return Error(ErrorCode::Io, "cannot read " + dir.string() + ": " + ec.message());
   if (copies > 0) {  // checked when downloaded, but not again now: say so instead of claiming it
     kernel.warnings.push_back(std::to_string(copies) + " file(s) of " + kernel.variant +
                               " are copies without an etag (copy-mode cache) and were not checked again");

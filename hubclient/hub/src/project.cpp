@@ -22,10 +22,12 @@ void check_blobs(const fs::path& dir, const std::string& prefix, VariantCheck& c
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
-    if (!it->is_symlink(ec)) continue;
+    std::error_code entry_ec;  // the walk's own error stays in ec
+    if (!it->is_symlink(entry_ec)) continue;
     std::string rel = it->path().lexically_relative(dir).generic_string();
-    std::string etag = fs::read_symlink(it->path(), ec).filename().string();
-    if (!fs::exists(it->path(), ec)) {
+    std::string etag = fs::read_symlink(it->path(), entry_ec).filename().string();
+    if (entry_ec && !fs::exists(fs::symlink_status(it->path(), entry_ec))) continue;  // renamed away meanwhile
+    if (!fs::exists(it->path(), entry_ec)) {
       check.problems.push_back(prefix + rel + ": blob " + etag + " is missing");
       continue;
     }
@@ -43,6 +45,7 @@ void check_blobs(const fs::path& dir, const std::string& prefix, VariantCheck& c
       check.problems.push_back(prefix + rel + ": " + (etag.size() == 64 ? "sha256" : "git sha1") +
                                " mismatch (expected " + etag + ", got " + got + ")");
   }
+  if (ec) check.problems.push_back(prefix + ": cannot read the folder: " + ec.message());  // a walk cut short
 }
 
 }  // namespace

@@ -16,8 +16,17 @@ namespace khub {
 /// Writes `content` to `<path>.<pid>.<8 hex>.tmp`, fsyncs it, renames it over `path` and fsyncs the
 /// folder. Parent folders are created. `mode` is the new file's (before the umask). On failure the
 /// temp file is removed and Io is returned.
+///
+/// With `staging_dir`, the temp file is made there instead (`<staging_dir>/<name>.<pid>.<8 hex>.tmp`,
+/// the folder created): readers that walk `path`'s folder (a cache's digest check, another client's
+/// cache scan) then never see a half-made or in-flight name. It must be on `path`'s filesystem; where
+/// it is not (EXDEV), the write falls back to a temp file next to `path`.
 [[nodiscard]] Status write_file_atomic(const std::filesystem::path& path, std::string_view content,
-                                       unsigned mode = 0644);
+                                       unsigned mode = 0644, const std::filesystem::path& staging_dir = {});
+/// `.<pid>.<8 hex>.tmp`: the suffix of this process's temp names (write_file_atomic, cache pointers).
+[[nodiscard]] std::string temp_name_suffix();
+/// The pid in a name that ends with a temp suffix (`<name>.<pid>.<8 hex>.tmp`), else 0.
+[[nodiscard]] long temp_name_pid(std::string_view filename) noexcept;
 
 /// 8 random lower-case hex characters, for process-unique temp names.
 [[nodiscard]] std::string random_hex8();

@@ -25,6 +25,10 @@ class CacheLayout {
   [[nodiscard]] std::filesystem::path ref_file(const RepoRef& repo, std::string_view revision) const;
   [[nodiscard]] std::filesystem::path no_exist(const RepoRef& repo, std::string_view commit,
                                                std::string_view path) const;
+  /// <repo folder>/.staging/: where pointers, copies, refs and markers are made before they are
+  /// renamed into place, so that nothing walking snapshots/, refs/ or .no_exist/ (a digest check,
+  /// huggingface_hub's scan_cache_dir) ever sees an in-flight temp name. Other clients ignore it.
+  [[nodiscard]] std::filesystem::path staging_dir(const RepoRef& repo) const;
   /// .locks/<repo folder>/<etag>.lock
   [[nodiscard]] std::filesystem::path lock_file(const RepoRef& repo, std::string_view etag) const;
 
@@ -42,7 +46,8 @@ class CacheLayout {
 [[nodiscard]] std::optional<std::string> cached_commit(const CacheLayout& cache, const RepoRef& repo,
                                                        std::string_view revision);
 /// Points snapshots/<commit>/<path> at blobs/<etag> with a relative symlink (or a copy when
-/// `copy` is set or symlinks fail).
+/// `copy` is set or symlinks fail), made in staging_dir() and renamed into place: the snapshot
+/// only ever holds complete pointers, whatever other processes do at the same time.
 [[nodiscard]] Status link_snapshot_file(const CacheLayout& cache, const RepoRef& repo, std::string_view commit,
                                         std::string_view path, std::string_view etag, bool copy);
 /// Creates the empty .no_exist/<commit>/<path> marker.
