@@ -100,3 +100,18 @@ function(khub_sanitizers)
   set(KHUB_SANITIZE_FLAGS "${flags}" PARENT_SCOPE)
   message(STATUS "khub sanitizers: ${flags} fuzz=${KHUB_FUZZ}")
 endfunction()
+
+# khub_sanitizer_exempt(<target>...): builds the named targets (when they exist) without
+# sanitizers in a KHUB_SANITIZE build. For test fixtures that stand for foreign kernel modules:
+# `khub check` must see what a real module links, not libasan / libubsan.
+function(khub_sanitizer_exempt)
+  if(KHUB_SANITIZE STREQUAL "" AND NOT KHUB_FUZZ)
+    return()
+  endif()
+  foreach(t ${ARGN})
+    if(TARGET ${t})
+      target_compile_options(${t} PRIVATE -fno-sanitize=all)
+      target_link_options(${t} PRIVATE -fno-sanitize=all)
+    endif()
+  endforeach()
+endfunction()
