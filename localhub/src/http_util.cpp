@@ -171,6 +171,18 @@ bool require_write(const Hub& hub, const Identity& who, std::string_view ns, htt
   return false;
 }
 
+bool require_some_write(const Hub& hub, const Identity& who, httplib::Response& res) {
+  if (hub.open_mode() || (who.grant && who.grant->write)) return true;
+  if (who.bad_token) {
+    send_error(res, 401, "Unauthorized", "Invalid credentials in Authorization header");
+  } else if (!who.grant) {
+    send_error(res, 401, "Unauthorized", "You must be authenticated to write (pass a token with write access)");
+  } else {
+    send_error(res, 403, "Forbidden", "token of '" + who.grant->user + "' has no write access");
+  }
+  return false;
+}
+
 std::optional<RepoRecord> find_readable_repo(const Hub& hub, const Identity& who, const RepoKey& key,
                                              httplib::Response& res) {
   if (who.bad_token) {

@@ -58,6 +58,9 @@ void send_json(httplib::Response& res, const nlohmann::json& body, int status = 
 
 /// Rejects anonymous/bad-token/read-token writes: 401 or 403 already sent when it returns false.
 bool require_write(const Hub& hub, const Identity& who, std::string_view ns, httplib::Response& res);
+/// For writes whose namespace is in the body (repo create/delete): refuses, before the body is
+/// read, a caller who may write nowhere (401 or 403 sent when it returns false).
+bool require_some_write(const Hub& hub, const Identity& who, httplib::Response& res);
 /// Finds a repo the caller may read; the 401/404 is already sent when it returns nullopt.
 std::optional<RepoRecord> find_readable_repo(const Hub& hub, const Identity& who, const RepoKey& key,
                                              httplib::Response& res);

@@ -35,9 +35,11 @@ std::string parent_dir(std::string_view p) {
   return s == std::string_view::npos ? std::string() : std::string(p.substr(0, s));
 }
 
-// Reads a JSON object body; sends 400 and returns nullopt when it is not one.
+// Reads a JSON object body (at most kJsonBodyLimit); sends 400/413 and returns nullopt when it is
+// not one. Callers check the caller's rights first: a refused request's body is never read.
+constexpr std::uint64_t kJsonBodyLimit = 1u << 20;
 std::optional<json> json_body(const Hub& hub, const Reader& reader, Res& res) {
-  auto body = read_body(reader, 16u << 20);
+  auto body = read_body(reader, kJsonBodyLimit);
   if (!body) {
     send_error(res, body.error());
     return std::nullopt;
@@ -288,7 +290,9 @@ void get_commits(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::st
 
 void post_paths_info(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key,
                      std::string_view rev) {
-  auto body = read_body(reader, 4u << 20);
+  auto r = resolve(hub, req, res, key, rev);  // who may read it, before the body
+  if (!r) return;
+  auto body = read_body(reader, 2u << 20);
   if (!body) return send_error(res, body.error());
   std::vector<std::string> paths;
   bool expand = false;
@@ -308,8 +312,6 @@ void post_paths_info(Hub& hub, const Req& req, Res& res, const Reader& reader, c
     for (auto [it, end] = params.equal_range("paths"); it != end; ++it) paths.push_back(it->second);
     if (auto it = params.find("expand"); it != params.end()) expand = param_true(it->second);
   }
-  auto r = resolve(hub, req, res, key, rev);
-  if (!r) return;
   auto files = hub.store.list_files(r->repo, r->commit);
   if (!files) return send_error(res, files.error());
   auto dirs = directory_oids(*files);
@@ -330,10 +332,10 @@ void post_paths_info(Hub& hub, const Req& req, Res& res, const Reader& reader, c
 
 void put_settings(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key) {
   using T = json::value_t;
-  auto j = json_body(hub, reader, res);
-  if (!j || !check_field_types(*j, {{"private", T::boolean}, {"visibility", T::string}}, res)) return;
   auto who = hub.identify(req);
   if (!find_readable_repo(hub, who, key, res) || !require_write(hub, who, key.ns, res)) return;
+  auto j = json_body(hub, reader, res);
+  if (!j || !check_field_types(*j, {{"private", T::boolean}, {"visibility", T::string}}, res)) return;
   std::optional<bool> is_private;
   if (j->contains("private") && (*j)["private"].is_boolean()) is_private = (*j)["private"].get<bool>();
   if (j->contains("visibility")) {
@@ -363,8 +365,9 @@ void get_auth_check(Hub& hub, const Req& req, Res& res, const RepoKey& key, bool
   send_json(res, json::object());
 }
 
-void post_validate_yaml(Hub& hub, const Req& /*req*/, Res& res, const Reader& reader) {
+void post_validate_yaml(Hub& hub, const Req& req, Res& res, const Reader& reader) {
   // The README metadata block must be closed; its YAML itself is not interpreted here.
+  if (hub.identify(req).bad_token) return send_error(res, 401, "Unauthorized", "Invalid credentials in Authorization header");
   auto j = json_body(hub, reader, res);
   if (!j || !check_field_types(*j, {{"content", json::value_t::string}}, res)) return;
   auto content = string_field(*j, "content");
@@ -378,12 +381,13 @@ void post_validate_yaml(Hub& hub, const Req& /*req*/, Res& res, const Reader& re
 
 void post_create_repo(Hub& hub, const Req& req, Res& res, const Reader& reader) {
   using T = json::value_t;
+  auto who = hub.identify(req);
+  if (!require_some_write(hub, who, res)) return;  // the namespace is in the body: checked again below
   auto j = json_body(hub, reader, res);
   if (!j || !check_field_types(*j, {{"name", T::string}, {"organization", T::string}, {"type", T::string},
                                     {"private", T::boolean}, {"visibility", T::string}}, res)) {
     return;
   }
-  auto who = hub.identify(req);
   auto str = [&](const char* k) { return (*j).contains(k) && (*j)[k].is_string() ? (*j)[k].get<std::string>() : std::string(); };
   RepoKey key;
   key.name = str("name");
@@ -419,11 +423,12 @@ void post_create_repo(Hub& hub, const Req& req, Res& res, const Reader& reader) 
 
 void delete_repo(Hub& hub, const Req& req, Res& res, const Reader& reader) {
   using T = json::value_t;
+  auto who = hub.identify(req);
+  if (!require_some_write(hub, who, res)) return;
   auto j = json_body(hub, reader, res);
   if (!j || !check_field_types(*j, {{"name", T::string}, {"organization", T::string}, {"type", T::string}}, res)) {
     return;
   }
-  auto who = hub.identify(req);
   RepoKey key;
   key.name = string_field(*j, "name");
   key.ns = j->contains("organization") && (*j)["organization"].is_string() ? (*j)["organization"].get<std::string>()
@@ -439,13 +444,13 @@ void delete_repo(Hub& hub, const Req& req, Res& res, const Reader& reader) {
 void post_ref(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key, RefKind kind,
               std::string_view name) {
   using T = json::value_t;
+  auto who = hub.identify(req);
+  auto repo = find_readable_repo(hub, who, key, res);
+  if (!repo || !require_write(hub, who, key.ns, res)) return;
   auto j = json_body(hub, reader, res);
   if (!j || !check_field_types(*j, {{"startingPoint", T::string}, {"tag", T::string}, {"overwrite", T::boolean}}, res)) {
     return;
   }
-  auto who = hub.identify(req);
-  auto repo = find_readable_repo(hub, who, key, res);
-  if (!repo || !require_write(hub, who, key.ns, res)) return;
   // Branch: POST …/branch/{name} {"startingPoint"?}; tag: POST …/tag/{revision} {"tag"}.
   std::string ref_name(name), start = "main";
   if (kind == RefKind::Tag) {

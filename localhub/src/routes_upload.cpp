@@ -64,15 +64,15 @@ std::string file_text(Hub& hub, const RepoRecord& repo, const std::string& commi
 }  // namespace
 
 void post_preupload(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key, std::string_view rev) {
-  auto body = read_body(reader, 16u << 20);
+  auto repo = writable_repo(hub, req, res, key);  // before the body: a refused caller's is never read
+  if (!repo) return;
+  auto body = read_body(reader, 8u << 20);
   if (!body) return send_error(res, body.error());
   json j = json_fields::parse_untrusted(*body);
   if (j.is_discarded() || !j.is_object() || !j.contains("files") || !j["files"].is_array()) {
     return send_error(res, 422, "BadRequest", "preupload body needs a \"files\" list");
   }
   if (!check_field_types(j, {{"gitAttributes", json::value_t::string}, {"gitIgnore", json::value_t::string}}, res)) return;
-  auto repo = writable_repo(hub, req, res, key);
-  if (!repo) return;
   auto commit = hub.store.resolve_revision(*repo, rev);
   if (!commit) return send_error(res, commit.error());
   std::string attrs = string_field(j, "gitAttributes", file_text(hub, *repo, *commit, ".gitattributes"));
@@ -103,7 +103,10 @@ void post_preupload(Hub& hub, const Req& req, Res& res, const Reader& reader, co
 }
 
 void post_lfs_batch(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key) {
-  auto body = read_body(reader, 16u << 20);
+  auto who = hub.identify(req);
+  auto repo = find_readable_repo(hub, who, key, res);  // before the body; uploads need write, below
+  if (!repo) return;
+  auto body = read_body(reader, 4u << 20);
   if (!body) return send_error(res, body.error());
   json j = json_fields::parse_untrusted(*body);
   if (j.is_discarded() || !j.is_object() || !j.contains("objects") || !j["objects"].is_array()) {
@@ -112,9 +115,7 @@ void post_lfs_batch(Hub& hub, const Req& req, Res& res, const Reader& reader, co
   if (!check_field_types(j, {{"operation", json::value_t::string}}, res)) return;
   auto op = string_field(j, "operation");
   if (op != "upload" && op != "download") return send_error(res, 422, "BadRequest", "operation must be upload or download");
-  auto who = hub.identify(req);
-  auto repo = find_readable_repo(hub, who, key, res);
-  if (!repo || (op == "upload" && !require_write(hub, who, key.ns, res))) return;
+  if (op == "upload" && !require_write(hub, who, key.ns, res)) return;
   if (op == "download" && !check_gate(hub, who, *repo, res)) return;
   bool multipart_ok = false;
   if (j.contains("transfers") && j["transfers"].is_array()) {
@@ -339,16 +340,16 @@ void post_lfs_complete(Hub& hub, const Req& req, Res& res, const Reader& reader,
 }
 
 void post_lfs_verify(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key) {
-  auto body = read_body(reader, 1u << 20);
+  auto who = hub.identify(req);
+  auto repo = find_readable_repo(hub, who, key, res);  // before the body
+  if (!repo) return;
+  auto body = read_body(reader, 64u << 10);
   if (!body) return send_error(res, body.error());
   json j = json_fields::parse_untrusted(*body);
   if (j.is_discarded() || !j.is_object() || !j.contains("oid") || !j["oid"].is_string() || !j.contains("size") ||
       !j["size"].is_number_unsigned()) {
     return send_error(res, 422, "BadRequest", "verify body needs oid and size");
   }
-  auto who = hub.identify(req);
-  auto repo = find_readable_repo(hub, who, key, res);
-  if (!repo) return;
   auto oid = j["oid"].get<std::string>();
   auto stored = hub.store.blobs().size_of(oid);
   auto held = hub.store.holds_object(*repo, oid);

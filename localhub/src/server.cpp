@@ -1,6 +1,11 @@
 #include "khub/localhub/server.h"
 
+#include <fcntl.h>
 #include <netdb.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <sys/random.h>
 
 #include <array>
@@ -14,6 +19,7 @@
 #include <sstream>
 #include <thread>
 
+#include "connection.h"
 #include "dispatch.h"
 #include "fault.h"
 #include "http_util.h"
@@ -62,9 +68,56 @@ Expected<std::string> load_secret(const std::filesystem::path& root) {
   return secret;
 }
 
+// One server per root: an flock on ROOT/serve.lock, held for the server's life (the kernel drops it
+// when the process dies, so a crash leaves no stale lock). Start-up clean-up runs only under it, so
+// it never removes another live server's temp files or uploads. The file holds the holder's pid,
+// for the message only.
+Expected<int> lock_root(const std::filesystem::path& root) {
+  std::error_code ec;
+  if (root.has_parent_path()) std::filesystem::create_directories(root.parent_path(), ec);
+  if (::mkdir(root.c_str(), 0700) != 0 && errno != EEXIST)  // a new store is the server's alone
+    return Error(ErrorCode::Io, "cannot create store folder " + root.string() + ": " + std::strerror(errno));
+  auto file = root / "serve.lock";
+  int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return Error(ErrorCode::Io, "cannot open " + file.string() + ": " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    char pid[32] = {};
+    (void)!::pread(fd, pid, sizeof pid - 1, 0);
+    ::close(fd);
+    if (err != EWOULDBLOCK) return Error(ErrorCode::Io, "cannot lock " + file.string() + ": " + std::strerror(err));
+    std::string holder(pid);
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    if (holder.empty() || holder.find_first_not_of("0123456789") != std::string::npos) holder = "?";
+    return Error(ErrorCode::Conflict, "another khub serve (pid " + holder + ") serves " + root.string(),
+                 "stop it first, or pass another --root; `khub serve --gc` may run beside it");
+  }
+  auto text = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, text.data(), text.size(), 0) < 0) {
+    // the pid is for messages only
+  }
+  return fd;
+}
+
+// Each connection holds a file descriptor: let the process have as many as its hard limit allows,
+// and keep room below it for the store's own files.
+int connection_cap(int wanted) {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return wanted;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rlimit raised = rl;
+    raised.rlim_cur = rl.rlim_max == RLIM_INFINITY ? std::max<rlim_t>(rl.rlim_cur, 65536) : rl.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) rl = raised;
+  }
+  if (rl.rlim_cur == RLIM_INFINITY) return wanted;
+  const long room = static_cast<long>(rl.rlim_cur) - 128;
+  return static_cast<int>(std::max(16L, std::min<long>(wanted, room)));
+}
+
 // Sends the response already in `res`, then closes the connection: used when the request body
 // was not read (it must not be parsed as the next request) and to cut a body short.
 void close_after(Res& res, std::size_t cut = std::string::npos) {
+  GuardedServer::close_after_response();
   if (res.content_provider_) {
     auto inner = res.content_provider_;
     res.content_provider_ = [inner, cut](size_t off, size_t len, httplib::DataSink& sink) {
@@ -135,8 +188,9 @@ struct Server::Impl {
   std::unique_ptr<RepoStore> store;
   std::unique_ptr<Hub> hub;
   std::unique_ptr<FaultInjector> faults;
-  httplib::Server http;
+  std::unique_ptr<GuardedServer> http;
   std::thread listener;
+  int lock_fd = -1;
   std::mutex join_mutex;
   int port = 0;
 
@@ -147,6 +201,14 @@ struct Server::Impl {
 
   httplib::Server::HandlerResponse before(const Req& req, Res& res) {
     t_start = Clock::now();
+    // Methods nothing serves are refused from the head alone: cpp-httplib would otherwise read
+    // their whole body (PATCH, PRI) into memory before any handler runs.
+    if (req.method != "GET" && req.method != "HEAD" && req.method != "POST" && req.method != "PUT" &&
+        req.method != "DELETE") {
+      send_error(res, 405, "MethodNotAllowed", "method " + req.method + " is not supported here");
+      close_after(res);
+      return httplib::Server::HandlerResponse::Handled;
+    }
     // Ranges are served by routes_files.cpp; keep cpp-httplib from applying them a second time.
     auto& mutable_req = const_cast<Req&>(req);
     mutable_req.ranges.clear();
@@ -217,18 +279,40 @@ Status Server::start() {
                  "refusing to serve on " + o.host + " without tokens: anyone on the network could write",
                  "pass --token TOKEN[:read|:write] (or a config file with tokens), or bind 127.0.0.1");
   }
+  if (o.port < 0 || o.port > 65535)
+    return Error(ErrorCode::InvalidArgument, "port " + std::to_string(o.port) + " is out of range",
+                 "pass a port from 1 to 65535, or 0 to pick a free one");
+  if (impl_->lock_fd < 0) {
+    KHUB_TRY(impl_->lock_fd, lock_root(o.root));
+  }
+  auto st = start_locked();
+  if (!st) {  // a server that did not start holds no root
+    impl_->http.reset();
+    impl_->hub.reset();
+    impl_->store.reset();
+    ::close(impl_->lock_fd);
+    impl_->lock_fd = -1;
+  }
+  return st;
+}
+
+Status Server::start_locked() {
+  auto& o = impl_->options;
   KHUB_TRY(impl_->store, RepoStore::open(o.root, o.store));
   KHUB_TRY(auto secret, load_secret(o.root));
   impl_->hub = std::make_unique<Hub>(Hub{*impl_->store, o.config, secret, 0});
   impl_->faults = std::make_unique<FaultInjector>(o.config.faults);
 
-  auto& http = impl_->http;
-  int threads = std::max(4, o.threads);
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  ConnectionLimits limits;
+  limits.keep_threads = static_cast<std::size_t>(std::max(4, o.threads));
+  limits.max_connections = static_cast<std::size_t>(connection_cap(std::max(16, o.max_connections)));
+  limits.max_head_bytes = std::max<std::size_t>(4096, o.max_header_bytes);
+  limits.head_timeout = std::chrono::seconds(std::max(1, o.header_timeout_s));
+  limits.idle_timeout = std::chrono::seconds(std::max(1, o.idle_timeout_s));
+  impl_->http = std::make_unique<GuardedServer>(limits);
+  auto& http = *impl_->http;
   http.set_keep_alive_max_count(1000);
-  http.set_keep_alive_timeout(15);
-  http.set_read_timeout(60);
-  http.set_write_timeout(60);
+  http.set_keep_alive_timeout(o.idle_timeout_s);
   http.set_tcp_nodelay(true);
   auto* impl = impl_.get();
   http.set_pre_routing_handler([impl](const Req& req, Res& res) { return impl->before(req, res); });
@@ -250,11 +334,10 @@ Status Server::start() {
   http.Post(".*", write);
   http.Put(".*", write);
   http.Delete(".*", write);
-  http.Patch(".*", [](const Req& req, Res& res) {
-    send_error(res, 405, "MethodNotAllowed", "method " + req.method + " is not supported here");
-    close_after(res);
+  http.set_logger([impl](const Req& req, const Res& res) {
+    if (res.get_header_value("Connection") == "close") GuardedServer::close_after_response();
+    impl->log(req, res);
   });
-  http.set_logger([impl](const Req& req, const Res& res) { impl->log(req, res); });
   // Errors cpp-httplib produces itself (bad request line, oversized headers, malformed Range,
   // URI too long) get the same JSON body and X-Error-Code as the routes' errors.
   http.set_error_handler(httplib::Server::HandlerWithResponse([](const Req& req, Res& res) {
@@ -288,9 +371,6 @@ Status Server::start() {
     close_after(res);
   });
 
-  if (o.port < 0 || o.port > 65535)
-    return Error(ErrorCode::InvalidArgument, "port " + std::to_string(o.port) + " is out of range",
-                 "pass a port from 1 to 65535, or 0 to pick a free one");
   // cpp-httplib sets SO_REUSEPORT too, which lets a second server share a busy port and take half
   // of its requests; SO_REUSEADDR alone still allows a quick restart.
   http.set_socket_options([](socket_t sock) {
@@ -309,8 +389,9 @@ Status Server::start() {
     }
     impl_->port = o.port;
   }
+  http.widen_backlog(static_cast<int>(std::min<std::size_t>(limits.max_connections, 4096)));
   impl_->hub->port = impl_->port;
-  impl_->listener = std::thread([impl] { impl->http.listen_after_bind(); });
+  impl_->listener = std::thread([impl] { impl->http->listen_after_bind(); });
   for (int i = 0; i < 500 && !http.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   return {};
 }
@@ -327,8 +408,12 @@ void Server::wait() { impl_->join(); }
 
 void Server::stop() {
   if (!impl_) return;
-  impl_->http.stop();
+  if (impl_->http) impl_->http->stop();
   impl_->join();
+  if (impl_->lock_fd >= 0) {
+    ::close(impl_->lock_fd);
+    impl_->lock_fd = -1;
+  }
 }
 
 RepoStore& Server::store() { return *impl_->store; }

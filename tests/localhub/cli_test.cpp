@@ -1,6 +1,7 @@
 // `khub serve` as a process: the listening line, the request log, clean stop on SIGTERM/SIGINT,
 // refusal of unsafe or malformed options, and `--gc` beside a running server.
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -128,6 +129,42 @@ TEST(CliServe, RefusesUnsafeOrMalformedOptions) {
     EXPECT_EQ(slurp(log).find('\n'), slurp(log).size() - 1) << "one line: " << slurp(log);
   }
   EXPECT_FALSE(std::filesystem::exists(missing));
+}
+
+// A second `khub serve` on a --root that a running one serves exits with one line naming the
+// holder, and the first keeps serving.
+TEST(CliServe, SecondServerOnOneRootRefusesToStart) {
+  TempDir dir("cli-two");
+  const auto root = dir.path / "store";
+  auto first = spawn_serve({"--root", root.string(), "--port", "0", "-q"}, dir.path / "s1.log");
+  std::smatch m;
+  auto line = read_line(first.out);
+  ASSERT_TRUE(std::regex_match(line, m, std::regex(R"(khub serve: listening on http://127\.0\.0\.1:(\d+))"))) << line;
+  auto second = spawn_serve({"--root", root.string(), "--port", "0", "-q"}, dir.path / "s2.log");
+  std::string out;
+  char ch;
+  for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);;) {  // EOF when it exits
+    pollfd p{second.out, POLLIN, 0};
+    if (std::chrono::steady_clock::now() > until || poll(&p, 1, 100) < 0) {
+      kill(second.pid, SIGKILL);  // it started: a failure, but never a hang
+      break;
+    }
+    if (p.revents == 0) continue;
+    if (read(second.out, &ch, 1) != 1) break;
+    out.push_back(ch);
+  }
+  close(second.out);
+  EXPECT_EQ(wait_exit(second.pid), 1) << out;
+  EXPECT_EQ(out, "");
+  const auto err = slurp(dir.path / "s2.log");
+  EXPECT_NE(err.find("another khub serve (pid " + std::to_string(first.pid) + ") serves " + root.string()),
+            std::string::npos) << err;
+  EXPECT_EQ(err.find('\n'), err.size() - 1) << "one line: " << err;
+  httplib::Client c("127.0.0.1", std::stoi(m[1]));
+  EXPECT_EQ(c.Get("/api/kernels/acme/missing")->status, 404);
+  kill(first.pid, SIGTERM);
+  EXPECT_EQ(wait_exit(first.pid), 0);
+  close(first.out);
 }
 
 // `khub serve --gc` beside a server serving the same store: the deleted repo's blob goes, the

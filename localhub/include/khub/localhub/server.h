@@ -5,6 +5,7 @@
 //   if (auto st = server.start(); !st) ...  // listening when it returns
 //   client.get(server.url() + "/api/...");
 //   server.stop();
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -23,7 +24,16 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 0;  // 0 = pick a free port
   ServerConfig config;
-  int threads = 64;  // worker threads (one per open connection)
+  // Connections (docs/localhub.md, "Limits"): each open connection has its own worker thread;
+  // `threads` of them are kept ready, more are made on demand up to `max_connections`, beyond
+  // which a connection is answered 503 and closed. A request's line and headers must fit in
+  // `max_header_bytes` and arrive within `header_timeout_s` of their first byte; a connection
+  // waits `idle_timeout_s` for its next request.
+  int threads = 64;
+  int max_connections = 1024;
+  std::size_t max_header_bytes = 64 * 1024;
+  int header_timeout_s = 10;
+  int idle_timeout_s = 15;
   /// Receives one line per request ("127.0.0.1 GET /api/... 200 123B 1.2ms"); may be empty.
   std::function<void(std::string_view line)> request_log;
   StoreOptions store;
@@ -39,7 +49,8 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  /// Opens the store, binds and starts serving on a background thread. InvalidArgument when
+  /// Locks the root (ROOT/serve.lock, flock: one server per root; Conflict when another holds
+  /// it), opens the store, binds and starts serving on a background thread. InvalidArgument when
   /// asked to bind a non-loopback address with no token configured; Io/Network on failure.
   [[nodiscard]] Status start();
   /// Bound port (valid after start()).
@@ -53,6 +64,7 @@ class Server {
   [[nodiscard]] RepoStore& store();
 
  private:
+  Status start_locked();
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
