@@ -88,6 +88,29 @@ TEST_F(FetchTest, VersionToVerifiedVariant) {
   EXPECT_TRUE(hub_.requests().empty());
 }
 
+// A metadata.json the client cannot read (here nested 100,000 deep) fails the load with
+// InvalidMetadata, and neither its snapshot pointer nor its blob stays in the cache: an offline run
+// after it finds nothing to trip over.
+TEST_F(FetchTest, UnreadableMetadataDoesNotStayInTheCache) {
+  auto files = test::sample_variant_files(kVariant, kId);
+  files["build/" + kVariant + "/metadata.json"] =
+      FixtureFile{R"({"name":)" + std::string(100000, '[') + std::string(100000, ']') + "}"};
+  const std::string commit = hub_.commit("org/deep", "v1", files);
+  hub_.set_trusted("org", true);
+  auto k = fetch(request("org/deep", 1));
+  ASSERT_FALSE(k);
+  EXPECT_EQ(k.error().code, ErrorCode::InvalidMetadata) << k.error().describe();
+  CacheLayout cache(cache_.path());
+  const RepoRef repo{RepoType::Kernel, "org/deep"};
+  EXPECT_FALSE(fs::exists(cache.snapshot_file(repo, commit, "build/" + kVariant + "/metadata.json")));
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(cache.repo_dir(repo) / "blobs", ec))
+    EXPECT_LT(fs::file_size(e.path()), 100000u) << "the unreadable metadata blob stayed: " << e.path();
+  auto offline = fetch(request("org/deep", 1), true);
+  ASSERT_FALSE(offline);
+  EXPECT_NE(offline.error().code, ErrorCode::InvalidMetadata) << "the offline run met the bad file again";
+}
+
 TEST_F(FetchTest, VersionAndRevisionRules) {
   auto both = request("org/relu", 1);
   both.options.revision = "main";

@@ -76,6 +76,21 @@ std::map<std::string, std::vector<TreeEntry>>& listings() {
   return m;
 }
 
+// A cached file that cannot be parsed (a hostile or broken Hub sent it) is not kept, pointer and
+// blob: a later run, offline too, would meet it again.
+template <class T>
+Expected<T> forget_unless_parsed(const std::filesystem::path& cached, Expected<T> parsed) {
+  if (!parsed) {
+    std::error_code ec;
+    if (std::filesystem::is_symlink(cached, ec)) {
+      const auto blob = std::filesystem::canonical(cached, ec);
+      if (!ec) std::filesystem::remove(blob, ec);
+    }
+    std::filesystem::remove(cached, ec);
+  }
+  return parsed;
+}
+
 std::string memo_key(const HubClient& client, const KernelRequest& r, RepoType type) {
   return std::to_string(client.instance_id()) + "|" + std::string(to_string(type)) + "|" + r.repo_id + "|" +
          (r.options.version ? "v" + std::to_string(*r.options.version) : "@" + r.options.revision) + (r.follow_redirect ? "" : "|pinned");
@@ -100,7 +115,7 @@ Expected<Memo> locate(HubClient& client, const KernelRequest& request, RepoType 
     auto status = fetch_file(client, m.repo, m.commit, "kernel-status.toml");
     if (status) {
       KHUB_TRY(auto text, read_file(*status));
-      KHUB_TRY(auto redirect, detail::parse_kernel_status(text));
+      KHUB_TRY(auto redirect, forget_unless_parsed(*status, detail::parse_kernel_status(text)));
       if (redirect) {
         KHUB_TRY(auto dest, make_repo(redirect->destination, m.repo.type));
         m.warnings.push_back("'" + m.repo.id + "' redirected to '" + dest.id + "'");
@@ -238,7 +253,7 @@ Expected<FetchedKernel> fetch_kernel(HubClient& client, const variants::HostInfo
                    "the build is incomplete; ask the publisher to re-upload it");
     return std::move(meta_path).error();
   }
-  KHUB_TRY(k.metadata, protocol::read_metadata(*meta_path));
+  KHUB_TRY(k.metadata, forget_unless_parsed(*meta_path, protocol::read_metadata(*meta_path)));
   if (k.metadata.is_dirty())
     k.warnings.push_back("Kernel '" + k.metadata.name + "' variant '" + k.variant + "' was built from a dirty git tree.");
   if (request.check_arch) KHUB_CHECK(detail::check_device_arch(k, host));
