@@ -157,6 +157,10 @@ class Connection : public httplib::Stream {
     body_length_ = 0;
     body_chunked_ = false;
     close_ = false;
+    chunk_left_ = chunk_size_ = 0;
+    chunk_line_ = trailer_bytes_ = 0;
+    chunk_hex_ = true;
+    chunk_after_data_ = chunk_trailer_ = false;
   }
 
   // Called by cpp-httplib once the head has parsed, before routing.
@@ -200,6 +204,10 @@ class Connection : public httplib::Stream {
       }
     } else {
       body_read_ += n;
+      if (body_chunked_ && !chunk_framing_ok(buf_ + pos_, n)) {
+        refuse(400, "Bad Request", "BadRequest", "malformed or oversized chunk framing");
+        return -1;
+      }
     }
     std::memcpy(ptr, buf_ + pos_, n);
     pos_ += n;
@@ -259,6 +267,50 @@ class Connection : public httplib::Stream {
     }
   }
 
+  // Follows the chunked framing of a request body as it is read, so that cpp-httplib's line reader
+  // (unbounded) never sees a chunk-size or trailer line longer than 4 KiB.
+  bool chunk_framing_ok(const char* p, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (chunk_left_ > 0) {  // inside chunk data: skip it whole
+        std::size_t k = std::min<std::uint64_t>(chunk_left_, n - i);
+        chunk_left_ -= k;
+        i += k - 1;
+        if (chunk_left_ == 0) chunk_line_ = 0, chunk_after_data_ = true;
+        continue;
+      }
+      const char c = p[i];
+      if (++chunk_line_ > 4096) return false;
+      if (c != '\n') {
+        if (chunk_line_ == 1 && !chunk_after_data_) chunk_size_ = 0, chunk_hex_ = true;
+        if (chunk_hex_ && !chunk_after_data_ && !chunk_trailer_) {
+          int v = c >= '0' && c <= '9' ? c - '0' : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : -1;
+          if (v < 0) {
+            chunk_hex_ = false;  // extensions or CR follow
+          } else {
+            if (chunk_size_ >> 58) return false;
+            chunk_size_ = chunk_size_ * 16 + static_cast<unsigned>(v);
+          }
+        }
+        continue;
+      }
+      // end of a line
+      if (chunk_after_data_) {  // the CRLF after chunk data
+        chunk_after_data_ = false;
+      } else if (chunk_trailer_) {
+        if (chunk_line_ <= 2) chunk_trailer_ = false;  // the empty line ends the body
+        else if ((trailer_bytes_ += chunk_line_) > 16384) return false;
+      } else if (chunk_size_ == 0) {
+        chunk_trailer_ = true;
+      } else {
+        chunk_left_ = chunk_size_;
+      }
+      chunk_line_ = 0;
+      chunk_hex_ = true;
+      chunk_size_ = 0;
+    }
+    return true;
+  }
+
   void refuse(int status, const char* reason, const char* code, const char* message) {
     send_raw_error(fd_, status, reason, code, message, 1000);
     dead_ = true;
@@ -273,6 +325,9 @@ class Connection : public httplib::Stream {
   std::size_t head_bytes_ = 0;
   Clock::time_point head_deadline_;
   std::uint64_t body_read_ = 0, body_length_ = 0;
+  std::uint64_t chunk_left_ = 0, chunk_size_ = 0;
+  std::size_t chunk_line_ = 0, trailer_bytes_ = 0;
+  bool chunk_hex_ = true, chunk_after_data_ = false, chunk_trailer_ = false;
 };
 
 thread_local Connection* t_connection = nullptr;

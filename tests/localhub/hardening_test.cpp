@@ -218,6 +218,33 @@ TEST_F(Hardening, LargeBodiesCostBoundedMemory) {
   EXPECT_LT(grown_mb, 64);
 }
 
+// Chunked bodies: well-framed ones are served; a chunk-size line with no end (which cpp-httplib's
+// line reader would buffer whole) is cut off after a few KiB.
+TEST_F(Hardening, ChunkedBodiesAreFramedWithBoundedLines) {
+  int fd = connect_loopback(server_->port());
+  ASSERT_GE(fd, 0);
+  std::string body = R"({"paths": [".gitattributes"]})";
+  char size[16];
+  std::snprintf(size, sizeof size, "%zx", body.size());
+  ASSERT_TRUE(send_all(fd, "POST /api/kernels/alice/relu/paths-info/main HTTP/1.1\r\nHost: x\r\n"
+                           "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                               std::string(size) + "\r\n" + body + "\r\n0\r\n\r\n"));
+  EXPECT_EQ(read_status(fd, std::chrono::milliseconds(2000)), 200);
+  ::close(fd);
+
+  fd = connect_loopback(server_->port());
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(send_all(fd, "POST /api/kernels/alice/relu/paths-info/main HTTP/1.1\r\nHost: x\r\n"
+                           "Transfer-Encoding: chunked\r\n\r\n"));
+  const std::string endless(1u << 20, '1');
+  std::size_t sent = 0;
+  auto deadline = Clock::now() + std::chrono::seconds(5);
+  while (sent < (64u << 20) && send_all(fd, endless, deadline)) sent += endless.size();
+  EXPECT_LT(sent, 64u << 20) << "the server read a 64 MiB chunk-size line";
+  ::close(fd);
+  EXPECT_EQ(client_->Get("/api/kernels/alice/relu")->status, 200);
+}
+
 // 200 idle connections and 200 that send their headers a byte at a time do not keep the server
 // from answering a normal client within a second.
 TEST(HardeningStarvation, SlowAndIdleConnectionsDoNotStarveOthers) {
