@@ -137,6 +137,24 @@ Expected<publish::BuildTree> load_inputs(const PushCmdOptions& opts, ScratchDir&
 #endif
 }
 
+// A bundle push checks a temporary folder that is removed before the user reads the error: the error
+// names the bundles, never that folder.
+Error naming_bundles(Error e, const std::filesystem::path& scratch, const std::vector<std::string>& bundles) {
+  std::string names;
+  for (const auto& b : bundles) names += (names.empty() ? "" : ", ") + b;
+  const std::string gone = scratch.string();
+  const auto scrub = [&](std::string& text) {
+    for (auto at = text.find(gone); at != std::string::npos; at = text.find(gone, at + names.size()))
+      text.replace(at, gone.size(), names);
+  };
+  scrub(e.message);
+  for (auto& n : e.notes) scrub(n);
+  if (e.hint.find(gone) != std::string::npos || e.hint.find("khub check") != std::string::npos)
+    e.hint = "the bundles were unpacked into a temporary folder, removed again; run `khub check` (and `khub hash`) "
+             "on the build folder they were packed from";
+  return e;
+}
+
 // What can be checked before anything is created on the Hub.
 Status check_push_arguments(const PushCmdOptions& opts) {
   if (opts.repo && opts.repo->find('/') == std::string::npos) {  // a bare name: the token's user's repo
@@ -176,7 +194,8 @@ int run_push(const PushCmdOptions& opts) {
   if (!opts.quiet) o.status = [](std::string_view line) { std::cerr << line << '\n'; };
   auto transport = http::make_curl_transport({.user_agent = std::string("khub/") + KHUB_VERSION});
   auto result = publish::push_build(*tree, o, *transport);
-  if (!result) return report_error(result.error());
+  if (!result)
+    return report_error(scratch.path.empty() ? result.error() : naming_bundles(result.error(), scratch.path, opts.inputs));
   if (!opts.output_json.empty()) {
     if (auto st = write_output_json(opts.output_json, *result); !st) return report_error(st.error());
   }

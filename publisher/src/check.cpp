@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "khub/base/redact.h"
 #include "khub/protocol/digest.h"
 #include "khub/protocol/metadata.h"
 #include "khub/publish/abi_check.h"
@@ -42,9 +43,26 @@ class Checker {
     report_.findings.push_back({std::move(file), std::move(check), std::move(message), s});
   }
 
+  // A file name with a line break or another control character would become a repo path that
+  // breaks the NDJSON commit, listings and terminals: refused before anything reaches the Hub.
+  void check_file_names(const VariantDir& v) {
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(v.path, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec)) {
+      const std::string rel = it->path().lexically_relative(v.path).generic_string();
+      const bool control = std::any_of(rel.begin(), rel.end(), [](char c) {
+        return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+      });
+      if (control || rel.find('\\') != std::string::npos)
+        add(v.name + "/" + one_printable_line(rel, 200), "name",
+            "file name contains a control character or a backslash; rename it");
+    }
+  }
+
   std::optional<protocol::KernelMetadata> check_variant(const VariantDir& v) {
     auto variant = variants::parse_variant(v.name);
-    if (!variant) add(v.name, "variant-name", variant.error().message);
+    if (!variant) add(one_printable_line(v.name, 200), "variant-name", variant.error().message);
+    check_file_names(v);
     auto m = protocol::read_metadata(v.path / "metadata.json");
     if (!m) {
       add(v.name + "/metadata.json", "metadata", m.error().message);

@@ -40,6 +40,21 @@ TEST_F(Check, CleanBuildPasses) {
   EXPECT_TRUE(require_clean(r));
 }
 
+// A name with a line break or a terminal escape is refused by check (so push stops before a repo is
+// created); the report shows it without its control bytes.
+TEST_F(Check, FileNamesWithControlCharactersAreRefused) {
+  add_variant("torch-cuda");
+  write("torch-cuda/layers/evil\nname.py", "# x\n");
+  write("torch-cuda/esc\x1b[2J.py", "# x\n");
+  ASSERT_TRUE(write_digests(*discover_build(build())));
+  auto r = check_dir(build());
+  EXPECT_FALSE(r.ok());
+  const auto names = messages(r, "name");
+  ASSERT_EQ(names.size(), 2u) << ::testing::PrintToString(names);
+  for (const auto& m : names)
+    for (unsigned char c : m) EXPECT_FALSE(c < 0x20 || c == 0x7f) << m;
+}
+
 TEST_F(Check, ReportsEveryProblem) {
   add_variant(kArch);
   copy_in(KHUB_FIXTURE_NS_BAD, std::string(kArch) + "/_relu_cuda_abc1234.abi3.so");

@@ -182,6 +182,25 @@ TEST_F(PushCli, PushesSeveralBundles) {
   EXPECT_EQ(run_khub("pack " + (build() / a).string() + " -o " + (root_ / "stale.tar.zst").string()).code, 2);
   EXPECT_NE(khub::testing::slurp(root_ / "stderr.txt").find("khub hash"), std::string::npos);
 }
+
+// A bundle whose module fails push's ELF checks (pack leaves those to the push): the error names the
+// bundle and never the temporary folder it was unpacked into, which is gone when the user reads it.
+TEST_F(PushCli, AFailedBundlePushNamesTheBundleNotItsScratchFolder) {
+  const std::string a = "torch212-cxx11-cu130-x86_64-linux";
+  add_variant(a);
+  copy_in(KHUB_FIXTURE_ABI_DIRTY, a + "/_relu_cuda_abc1234.abi3.so");
+  hash_all();
+  const auto bundle = root_ / "dirty.tar.zst";
+  ASSERT_EQ(run_khub("pack " + (build() / a).string() + " -o " + bundle.string()).code, 0)
+      << khub::testing::slurp(root_ / "stderr.txt");
+  auto pushed = run_khub("push " + bundle.string() + " --repo khub-test/relu");
+  EXPECT_NE(pushed.code, 0);
+  const std::string err = khub::testing::slurp(root_ / "stderr.txt");
+  const auto error_at = err.find("error:");
+  ASSERT_NE(error_at, std::string::npos) << err;
+  EXPECT_EQ(err.find("khub-push-", error_at), std::string::npos) << "the error points at a removed folder:\n" << err;
+  EXPECT_NE(err.find("packed from", error_at), std::string::npos) << err;
+}
 #endif
 
 }  // namespace
