@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "khub/base/fs.h"
@@ -34,6 +35,20 @@ TEST(FileLock, GroupWritableWhateverTheUmaskAndExclusive) {
   ASSERT_TRUE(third);
   EXPECT_TRUE(third->held());
   fs::remove_all(dir);
+}
+
+// A document larger than the bound is refused before it is read into memory.
+TEST(ReadFile, RefusesFilesLongerThanItsBound) {
+  const auto path = std::filesystem::temp_directory_path() / ("khub-read-bound-" + std::to_string(::getpid()));
+  std::ofstream(path, std::ios::binary) << std::string(300000, 'x');
+  auto whole = read_file(path);
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(whole->size(), 300000u);
+  auto bounded = read_file(path, 200000);
+  ASSERT_FALSE(bounded);
+  EXPECT_EQ(bounded.error().code, ErrorCode::InvalidArgument);
+  EXPECT_TRUE(read_file(path, 300000));
+  std::filesystem::remove(path);
 }
 
 }  // namespace

@@ -17,13 +17,19 @@
 namespace khub {
 namespace fs = std::filesystem;
 
-Expected<std::string> read_file(const fs::path& path) {
+Expected<std::string> read_file(const fs::path& path, std::uint64_t max_bytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error(ErrorCode::Io, "cannot open " + path.string() + ": " + std::strerror(errno));
-  std::ostringstream out;
-  out << in.rdbuf();
+  std::string out;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    if (out.size() + static_cast<std::uint64_t>(in.gcount()) > max_bytes)
+      return Error(ErrorCode::InvalidArgument,
+                   path.string() + " is longer than " + std::to_string(max_bytes) + " bytes: not a file khub reads");
+    out.append(buf, static_cast<std::size_t>(in.gcount()));
+  }
   if (in.bad()) return Error(ErrorCode::Io, "read error on " + path.string());
-  return std::move(out).str();
+  return out;
 }
 
 std::string random_hex8() {

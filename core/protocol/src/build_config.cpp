@@ -1,3 +1,4 @@
+#include "khub/base/fs.h"
 #include "khub/protocol/build_config.h"
 
 #include <algorithm>
@@ -249,11 +250,8 @@ Expected<BuildConfig> parse_build_config(std::string_view text) {
 }
 
 Expected<BuildConfig> read_build_config(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error(ErrorCode::Io, "cannot open " + path.string());
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  auto parsed = parse_build_config(buf.str());
+  KHUB_TRY(auto text, read_file(path));
+  auto parsed = parse_build_config(text);
   if (!parsed) {
     auto err = std::move(parsed).error();
     err.message = path.string() + ": " + err.message;

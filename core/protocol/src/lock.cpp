@@ -1,3 +1,4 @@
+#include "khub/base/fs.h"
 #include "khub/json/fields.h"
 #include "khub/protocol/lock.h"
 
@@ -133,11 +134,8 @@ Expected<LockFile> parse_lock_file(std::string_view json) {
 }
 
 Expected<LockFile> read_lock_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error(ErrorCode::Io, "cannot open " + path.string());
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return parse_lock_file(buf.str());
+  KHUB_TRY(auto text, read_file(path));
+  return parse_lock_file(text);
 }
 
 std::string serialize_legacy_locks(const std::vector<LegacyLock>& locks) {

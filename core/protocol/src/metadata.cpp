@@ -1,4 +1,5 @@
 // metadata.json reading (serde-compatible errors) and writing (serde_json pretty bytes).
+#include "khub/base/fs.h"
 #include "khub/protocol/metadata.h"
 
 #include <array>
@@ -261,9 +262,11 @@ Expected<KernelMetadata> read_metadata(const std::filesystem::path& path) {
     std::error_code ec(errno, std::generic_category());
     return Error(ErrorCode::Io, "Failed to open `\"" + path.string() + "\"`: " + ec.message());
   }
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  auto parsed = parse_metadata_text(buf.str(), /*from_reader=*/true);
+  in.close();
+  auto text = read_file(path);
+  if (!text) return Error(ErrorCode::InvalidMetadata, "Cannot parse metadata from `\"" + path.string() + "\"`: " +
+                                                          text.error().message);
+  auto parsed = parse_metadata_text(*text, /*from_reader=*/true);
   if (!parsed) {
     return Error(ErrorCode::InvalidMetadata,
                  "Cannot parse metadata from `\"" + path.string() + "\"`: " + parsed.error().message);

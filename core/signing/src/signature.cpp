@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "khub/base/fs.h"
 #include "khub/base/hash.h"
 #include "sigstore_internal.h"
 
@@ -23,11 +24,9 @@ using Json = nlohmann::ordered_json;
 using PkeyPtr = std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)>;
 
 std::optional<std::string> read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  auto text = read_file(p);
+  if (!text) return std::nullopt;
+  return std::move(text).value();
 }
 
 PkeyPtr load_public_key(std::string_view pem) {

@@ -2,6 +2,7 @@
 // Small filesystem helpers shared by the cache and the CLI: whole-file reads, atomic writes
 // (temp file in the same folder, fsync, rename) and an advisory cross-process lock.
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -10,8 +11,14 @@
 
 namespace khub {
 
-/// Reads a whole file; Io when it cannot be opened or read.
-[[nodiscard]] Expected<std::string> read_file(const std::filesystem::path& path);
+/// The most khub reads of a document it parses (metadata.json, build.toml, locks, bundles, TOML
+/// redirects): far above any real one, small enough that a hostile file cannot exhaust memory.
+inline constexpr std::uint64_t kMaxDocumentBytes = std::uint64_t{64} << 20;
+
+/// Reads a whole file; Io when it cannot be opened or read, InvalidArgument when it is longer than
+/// `max_bytes` (nothing of it is read then).
+[[nodiscard]] Expected<std::string> read_file(const std::filesystem::path& path,
+                                              std::uint64_t max_bytes = kMaxDocumentBytes);
 
 /// Writes `content` to `<path>.<pid>.<8 hex>.tmp`, fsyncs it, renames it over `path` and fsyncs the
 /// folder. Parent folders are created. `mode` is the new file's (before the umask). On failure the
