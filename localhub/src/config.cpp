@@ -1,4 +1,3 @@
-#include "khub/json/fields.h"
 #include "khub/localhub/config.h"
 
 #include <nlohmann/json.hpp>
@@ -7,6 +6,8 @@
 #include <charconv>
 #include <fstream>
 #include <sstream>
+
+#include "khub/json/fields.h"
 
 namespace khub::localhub {
 

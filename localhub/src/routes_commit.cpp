@@ -1,8 +1,8 @@
 // POST /api/{type}s/{repo}/commit/{rev}: the NDJSON commit. The body is read line by line;
 // inline files go to temp files of the blob store as they arrive, so memory stays bounded by one
 // line, and into place together once the whole body has parsed.
-#include "khub/json/fields.h"
 #include "khub/base/hash.h"
+#include "khub/json/fields.h"
 #include "routes.h"
 #include "tree_hash.h"
 

@@ -5,8 +5,8 @@
 #include <fstream>
 #include <random>
 
-#include "khub/json/fields.h"
 #include "khub/base/hash.h"
+#include "khub/json/fields.h"
 #include "routes.h"
 #include "tree_hash.h"
 

@@ -1,4 +1,3 @@
-#include "khub/json/fields.h"
 #include "khub/http/hub_answers.h"
 
 
@@ -6,6 +5,7 @@
 
 #include "khub/base/redact.h"
 #include "khub/base/url.h"
+#include "khub/json/fields.h"
 
 namespace khub::http {
 

@@ -1,4 +1,3 @@
-#include "khub/base/fs.h"
 #include "khub/protocol/build_config.h"
 
 #include <algorithm>
@@ -7,6 +6,8 @@
 #include <sstream>
 
 #include <toml++/toml.h>
+
+#include "khub/base/fs.h"
 
 namespace khub::protocol {
 namespace {

@@ -1,5 +1,3 @@
-#include "khub/base/fs.h"
-#include "khub/json/fields.h"
 #include "khub/protocol/lock.h"
 
 #include <algorithm>
@@ -8,7 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "khub/base/fs.h"
 #include "khub/base/hash.h"
+#include "khub/json/fields.h"
 
 namespace khub::protocol {
 namespace {

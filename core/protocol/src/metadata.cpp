@@ -1,11 +1,11 @@
 // metadata.json reading (serde-compatible errors) and writing (serde_json pretty bytes).
-#include "khub/base/fs.h"
 #include "khub/protocol/metadata.h"
 
 #include <array>
 #include <fstream>
 #include <sstream>
 
+#include "khub/base/fs.h"
 #include "khub/base/hash.h"
 #include "serde_reader.h"
 

@@ -1,10 +1,11 @@
 #include "serde_reader.h"
-#include "khub/json/fields.h"
 
 #include <algorithm>
 #include <cctype>
 #include <map>
 #include <set>
+
+#include "khub/json/fields.h"
 
 namespace khub::protocol::detail {
 

@@ -1,4 +1,3 @@
-#include "khub/json/fields.h"
 #include "khub/signing/signature.h"
 
 #include <openssl/evp.h>
@@ -13,6 +12,7 @@
 
 #include "khub/base/fs.h"
 #include "khub/base/hash.h"
+#include "khub/json/fields.h"
 #include "sigstore_internal.h"
 
 namespace khub::signing {

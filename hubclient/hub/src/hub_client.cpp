@@ -1,5 +1,4 @@
 // Hub API calls: revision info, tree listing with Link pagination, refs, organisation overview.
-#include "khub/json/fields.h"
 #include "khub/hub/hub_client.h"
 
 #include <nlohmann/json.hpp>
@@ -9,6 +8,7 @@
 #include "client_impl.h"
 #include "khub/base/hash.h"
 #include "khub/base/redact.h"
+#include "khub/json/fields.h"
 
 namespace khub::hub {
 using nlohmann::json;
