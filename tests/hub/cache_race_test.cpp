@@ -5,7 +5,8 @@
 // deadline and counts as failed).
 //
 // KHUB_RACE_ROUNDS=<n> raises the number of rounds (each round: 8 cold, 8 warm, 32 cold, 32 warm
-// processes = 80 runs) to measure a success rate; the test prints the rate either way.
+// processes = 80 runs; default 2) to measure a success rate; then 8 cold and 8 warm in copy mode
+// (HF_HUB_DISABLE_SYMLINKS). The test prints the rate either way.
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -87,7 +88,7 @@ class CacheRaceTest : public ::testing::Test {
   // Starts n `khub download` processes at once on `cache` and waits for them all (killing any left at
   // the deadline). Odd-numbered processes download the whole repo (--all), the others the variant
   // (fetch_kernel: the digest check of get_kernel).
-  RoundResult round(int n, const fs::path& cache, std::chrono::seconds limit) {
+  RoundResult round(int n, const fs::path& cache, std::chrono::seconds limit, const std::string& extra_env = "") {
     std::vector<std::string> env_strings;
     for (char** e = environ; *e; ++e) {
       std::string_view s(*e);
@@ -96,6 +97,7 @@ class CacheRaceTest : public ::testing::Test {
     }
     env_strings.push_back("HF_ENDPOINT=" + hub_.endpoint());
     env_strings.push_back("HF_HUB_CACHE=" + cache.string());
+    if (!extra_env.empty()) env_strings.push_back(extra_env);
     std::vector<char*> envp;
     for (auto& s : env_strings) envp.push_back(s.data());
     envp.push_back(nullptr);
@@ -159,6 +161,10 @@ class CacheRaceTest : public ::testing::Test {
       if (std::chrono::steady_clock::now() >= deadline) {
         for (std::size_t i = 0; i < pids.size(); ++i)
           if (!done[i]) {
+            // KHUB_RACE_GDB=1: where the process was stuck (its threads' stacks), before it is killed.
+            if (std::getenv("KHUB_RACE_GDB") && r.first_error.empty())
+              r.first_error = khub::test::run_shell("gdb -batch -p " + std::to_string(pids[i]) +
+                                                    " -ex 'thread apply all bt' 2>&1 | grep -E '^(Thread|#)'").out;
             ::kill(pids[i], SIGKILL);
             ::waitpid(pids[i], nullptr, 0);
             done[i] = true;
@@ -216,6 +222,16 @@ TEST_F(CacheRaceTest, ConcurrentDownloadsColdAndWarmAllSucceed) {
         expect_whole(cache);
       }
     }
+  }
+  // Copy mode (no symlinks: new blobs move into the snapshot, files are copies), 8 processes.
+  const fs::path copies = work_.path() / "cache-copies";
+  for (const char* phase : {"cold", "warm"}) {
+    auto r = round(8, copies, std::chrono::seconds(20), "HF_HUB_DISABLE_SYMLINKS=1");
+    ok += r.ok;
+    failed += r.failed;
+    for (const auto& e : r.errors) ++kinds[e.substr(0, 80)];
+    if (r.failed > 0 && first_error.empty()) first_error = std::string(phase) + " copy-mode round: " + r.first_error;
+    expect_whole(copies);
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::cout << "[cache race] " << ok << "/" << (ok + failed) << " process runs succeeded in " << secs << " s\n";
