@@ -25,10 +25,11 @@ function(khub_library name)
   endif()
 endfunction()
 
-# khub_test(<name> SOURCES ... DEPS ... LABELS ... [TEST_FILTER gtest-filter]): one GoogleTest
-# executable registered with ctest; TEST_FILTER limits which of its tests are registered.
+# khub_test(<name> SOURCES ... DEPS ... LABELS ... [TEST_FILTER gtest-filter] [SERIAL]): one GoogleTest
+# executable registered with ctest; TEST_FILTER limits which of its tests are registered; SERIAL runs
+# them alone (tests that load the machine on purpose, so that they neither disturb nor are disturbed).
 function(khub_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT;TEST_FILTER" "SOURCES;DEPS;LABELS;ENVIRONMENT" ${ARGN})
+  cmake_parse_arguments(ARG "SERIAL" "TIMEOUT;TEST_FILTER" "SOURCES;DEPS;LABELS;ENVIRONMENT" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE
@@ -45,7 +46,7 @@ function(khub_test name)
   endif()
   gtest_discover_tests(${name}
     DISCOVERY_MODE PRE_TEST ${filter}
-    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} ENVIRONMENT "${ARG_ENVIRONMENT}")
+    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} ENVIRONMENT "${ARG_ENVIRONMENT}" RUN_SERIAL ${ARG_SERIAL})
 endfunction()
 
 # khub_use_json_fields(<target>): the never-throwing readers of untrusted JSON (core/json/khub/json/

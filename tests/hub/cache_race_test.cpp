@@ -213,7 +213,7 @@ TEST_F(CacheRaceTest, ConcurrentDownloadsColdAndWarmAllSucceed) {
     for (int n : {8, 32}) {
       const fs::path cache = work_.path() / ("cache-" + std::to_string(round_no) + "-" + std::to_string(n));
       for (const char* phase : {"cold", "warm"}) {
-        auto r = round(n, cache, std::chrono::seconds(20));
+        auto r = round(n, cache, std::chrono::seconds(60));
         ok += r.ok;
         failed += r.failed;
         for (const auto& e : r.errors) ++kinds[e.substr(0, 80)];
@@ -226,7 +226,7 @@ TEST_F(CacheRaceTest, ConcurrentDownloadsColdAndWarmAllSucceed) {
   // Copy mode (no symlinks: new blobs move into the snapshot, files are copies), 8 processes.
   const fs::path copies = work_.path() / "cache-copies";
   for (const char* phase : {"cold", "warm"}) {
-    auto r = round(8, copies, std::chrono::seconds(20), "HF_HUB_DISABLE_SYMLINKS=1");
+    auto r = round(8, copies, std::chrono::seconds(60), "HF_HUB_DISABLE_SYMLINKS=1");
     ok += r.ok;
     failed += r.failed;
     for (const auto& e : r.errors) ++kinds[e.substr(0, 80)];
