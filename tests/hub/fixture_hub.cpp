@@ -1,8 +1,12 @@
 #include "fixture_hub.h"
 
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <nlohmann/json.hpp>
+#include <filesystem>
 #include <regex>
 #include <thread>
 
@@ -36,6 +40,51 @@ struct StoredFile {
   const std::string& etag() const { return lfs ? sha256 : blob_oid; }
 };
 
+// A hex hash with its first digit changed: another blob's name, same shape.
+std::string other_hash(std::string h) {
+  if (!h.empty()) h[0] = h[0] == '0' ? '1' : '0';
+  return h;
+}
+
+// Closes the server side of the loopback connection from `remote_port` to `local_port` (a HEAD
+// that gets no answer at all): httplib offers no way to drop a connection from a handler.
+void drop_connection(int local_port, int remote_port) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+    int fd = -1;
+    try {
+      fd = std::stoi(e.path().filename().string());
+    } catch (...) {
+      continue;
+    }
+    sockaddr_in local{}, peer{};
+    socklen_t n = sizeof local;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &n) != 0 || local.sin_family != AF_INET ||
+        ntohs(local.sin_port) != local_port)
+      continue;
+    n = sizeof peer;
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &n) != 0 || ntohs(peer.sin_port) != remote_port) continue;
+    ::shutdown(fd, SHUT_RDWR);
+  }
+}
+
+// Sleeps `ms`, or less when the fixture is stopping (its destructor must not wait out a stall).
+void stall(int ms, const std::atomic<bool>* stopping) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (!stopping->load() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+
+// What the answer faults do to one answer (decided once, under the fixture's lock).
+struct AnswerPlan {
+  bool any = false;
+  bool drop = false;
+  bool wrong_bytes = false;
+  std::size_t short_body = 0;
+  std::size_t long_body = 0;
+  int slow_ms = 0;
+};
+
 struct Repo {
   std::string type;
   std::map<std::string, std::string> branches;  // name → commit
@@ -60,6 +109,7 @@ struct FixtureHub::State {
   Faults faults;
   std::vector<RequestRecord> log;
   int commit_counter = 0;
+  std::atomic<bool> stopping{false};
 
   void record(const std::string& server, const httplib::Request& req) {
     std::string path = req.path;
@@ -72,12 +122,58 @@ struct FixtureHub::State {
                    req.get_header_value("User-Agent")});
   }
   bool matches(const httplib::Request& req) const {
-    return faults.match.empty() || req.path.find(faults.match) != std::string::npos;
+    if (!faults.match.empty() && req.path.find(faults.match) == std::string::npos) return false;
+    if (!faults.method.empty() && req.method != faults.method) return false;
+    if (!faults.skip.empty() && req.path.find(faults.skip) != std::string::npos) return false;
+    if (faults.ranged_only && !req.has_header("Range")) return false;
+    return true;
+  }
+  // The answer faults for this request, counted against `times`.
+  AnswerPlan take_answer_faults(const httplib::Request& req) {
+    AnswerPlan p;
+    const bool set = faults.drop || faults.wrong_bytes || faults.short_body > 0 || faults.long_body > 0 ||
+                     faults.slow_ms > 0;
+    if (!set || faults.times == 0 || !matches(req)) return p;
+    if (faults.times > 0) --faults.times;
+    return {true, faults.drop, faults.wrong_bytes, faults.short_body, faults.long_body, faults.slow_ms};
+  }
+  // A HEAD's drop or stall happens after the handler, outside the lock (see the post-routing handler).
+  static void mark_head(httplib::Response& res, const AnswerPlan& p) {
+    if (p.drop) res.set_header("X-Fixture-Head", "drop");
+    else if (p.slow_ms > 0) res.set_header("X-Fixture-Head", "slow " + std::to_string(p.slow_ms));
+  }
+  // Serves data[from..] with the plan's body faults; `stop` (npos: none) drops the connection there.
+  void provide(httplib::Response& res, std::shared_ptr<const std::string> data, std::size_t from,
+                      std::size_t stop, const AnswerPlan& plan, const char* type) {
+    if (plan.wrong_bytes || plan.long_body > 0) {
+      auto copy = std::make_shared<std::string>(data->substr(from));
+      if (plan.wrong_bytes && !copy->empty()) (*copy)[0] = static_cast<char>((*copy)[0] ^ 0x5a);
+      copy->append(plan.long_body, 'x');
+      data = copy;
+      from = 0;
+    }
+    const std::size_t length = data->size() - from;
+    if (plan.short_body > 0) stop = std::min(stop, length - std::min(length, plan.short_body));
+    if (plan.drop) stop = std::min(stop, std::max<std::size_t>(1, length / 2));  // mid-body: at least a byte
+    const std::size_t stall_at = plan.slow_ms > 0 ? length / 2 : std::string::npos;
+    auto stalled = std::make_shared<std::atomic<bool>>(false);
+    const int slow_ms = plan.slow_ms;
+    const std::atomic<bool>* stop_flag = &stopping;
+    res.set_content_provider(length, type, [=](std::size_t offset, std::size_t want, httplib::DataSink& sink) {
+      if (offset >= stop) return false;  // drop the connection
+      if (offset >= stall_at && !stalled->exchange(true)) stall(slow_ms, stop_flag);
+      std::size_t n = std::min({want, length - offset, std::size_t{1} << 20});
+      if (stop != std::string::npos) n = std::min(n, stop - offset);
+      if (offset < stall_at && !*stalled) n = std::min(n, stall_at - offset);
+      sink.write(data->data() + from + offset, n);
+      return true;
+    });
   }
   // Applies status faults; true when the response is already decided.
   bool inject_status(const httplib::Request& req, httplib::Response& res) {
     if (faults.fail_count <= 0 || !matches(req)) return false;
     --faults.fail_count;
+    const_cast<httplib::Request&>(req).ranges.clear();  // else httplib answers a resume's Range with 416
     res.status = faults.fail_status;
     if (!faults.rate_limit.empty()) res.set_header("RateLimit", faults.rate_limit);
     if (!faults.retry_after.empty()) res.set_header("Retry-After", faults.retry_after);
@@ -93,8 +189,12 @@ struct FixtureHub::State {
   }
   void api_json(const httplib::Request& req, httplib::Response& res, const json& j) {
     res.set_header("X-Request-Id", "req-fixture");
-    if (faults.garbage_json && matches(req)) res.set_content("<html>not json", "text/html");
-    else res.set_content(j.dump(), "application/json");
+    const bool garbage = faults.garbage_json && matches(req);
+    std::string text = garbage ? "<html>not json" : j.dump();
+    const char* type = garbage ? "text/html" : "application/json";
+    const AnswerPlan plan = take_answer_faults(req);
+    if (!plan.any) return res.set_content(text, type);
+    provide(res, std::make_shared<const std::string>(std::move(text)), 0, std::string::npos, plan, type);
   }
   // Finds repo and commit; answers the error itself when it cannot.
   Repo* find_repo(const std::string& type, const std::string& id, const httplib::Request& req,
@@ -138,14 +238,26 @@ struct FixtureHub::State {
       --faults.drop_count;
       drop = faults.drop_after;
     }
-    res.set_content_provider(body->size() - start, "application/octet-stream",
-                             [body, start, drop](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
-                               if (offset >= drop) return false;  // drop the connection
-                               std::size_t n = std::min({length, body->size() - start - offset, std::size_t{1} << 20});
-                               if (drop != std::string::npos) n = std::min(n, drop - offset);
-                               sink.write(body->data() + start + offset, n);
-                               return true;
-                             });
+    if (faults.prime_drop_after > 0 && req.method == "GET" && range.empty() &&
+        req.path.find("/api/") == std::string::npos)
+      drop = std::min(drop, faults.prime_drop_after);
+    const AnswerPlan plan = take_answer_faults(req);
+    if (req.method == "HEAD") {  // the headers are the answer: its size and ETag
+      std::size_t announced = body->size() - start;
+      announced -= std::min(announced, plan.short_body);
+      announced += plan.long_body;
+      if (plan.wrong_bytes) {
+        std::string etag = res.get_header_value("ETag");
+        std::erase(etag, '"');
+        res.headers.erase("ETag");
+        res.set_header("ETag", "\"" + other_hash(etag) + "\"");
+      }
+      mark_head(res, plan);
+      res.set_content_provider(announced, "application/octet-stream",
+                               [](std::size_t, std::size_t, httplib::DataSink&) { return false; });
+      return;
+    }
+    provide(res, body, start, drop, plan, "application/octet-stream");
   }
   void routes();
 };
@@ -171,6 +283,18 @@ void FixtureHub::State::routes() {
     s.record("cdn", req);
     return httplib::Server::HandlerResponse::Unhandled;
   });
+  // A HEAD's (or redirect's) drop and stall, marked by the handler: done here, outside the lock.
+  auto head_faults = [&s](const int* port) {
+    return [&s, port](const Request& req, Response& res) {
+      const std::string action = res.get_header_value("X-Fixture-Head");
+      if (action.empty()) return;
+      res.headers.erase("X-Fixture-Head");
+      if (action == "drop") drop_connection(*port, req.remote_port);
+      else stall(std::stoi(action.substr(5)), &s.stopping);
+    };
+  };
+  s.hub.set_post_routing_handler(head_faults(&s.hub_port));
+  s.cdn.set_post_routing_handler(head_faults(&s.cdn_port));
 
   s.hub.Get(R"(/api/organizations/([^/]+)/overview)", [&s](const Request& req, Response& res) {
     std::lock_guard<std::mutex> g(s.mutex);
@@ -281,13 +405,16 @@ void FixtureHub::State::routes() {
     const auto& f = it->second;
     if (f.lfs) {
       const std::string& sha = f.sha256;
+      const AnswerPlan plan = s.take_answer_faults(req);
+      s.mark_head(res, plan);
       res.status = 302;
       res.set_header("Location", !s.faults.lfs_location.empty() && s.matches(req)
                                      ? s.faults.lfs_location
                                      : "http://localhost:" + std::to_string(s.cdn_port) + "/blobs/" + sha +
                                            "?X-Amz-Signature=fixture-secret&X-Amz-Expires=3600");
-      res.set_header("X-Linked-Etag", "\"" + sha + "\"");
-      res.set_header("X-Linked-Size", std::to_string(f.content->size()));
+      res.set_header("X-Linked-Etag", "\"" + (plan.wrong_bytes ? other_hash(sha) : sha) + "\"");
+      res.set_header("X-Linked-Size", std::to_string(f.content->size() - std::min(f.content->size(), plan.short_body) +
+                                                     plan.long_body));
       res.set_header("ETag", "\"" + f.blob_oid + "\"");
       res.set_content("Found. Redirecting", "text/plain");
       return;
@@ -342,6 +469,7 @@ FixtureHub::FixtureHub() : state_(std::make_unique<State>()) {
 }
 
 FixtureHub::~FixtureHub() {
+  state_->stopping = true;
   state_->hub.stop();
   state_->cdn.stop();
   state_->hub_thread.join();

@@ -34,6 +34,25 @@ struct Faults {
   std::string lfs_location;   // non-empty: LFS resolves redirect here instead of to the CDN
   std::string cdn_location;   // non-empty: matching CDN GETs answer 302 to here
   std::string repo_commit;    // non-empty: resolves answer this X-Repo-Commit
+
+  // Stage targeting (the download fault matrix, docs/security.md): narrows which requests `match`
+  // selects, for the status and drop faults above and the answer faults below.
+  std::string method;               // non-empty: only requests with this method ("HEAD", "GET")
+  std::string skip;                 // non-empty: requests whose path contains this are exempt
+  bool ranged_only = false;         // only requests that carry a Range header (a resume)
+  std::size_t prime_drop_after = 0;  // > 0: every file GET without a Range (/resolve/, /blobs/; not /api/)
+                                     // drops after this many bytes, whatever `match` says: forces a resume
+
+  // Answer faults: each applies to the first `times` matching answers (-1: all of them). A file body,
+  // an API answer (JSON), a HEAD (its headers) and the Hub's 302 to the CDN all count as answers.
+  int times = -1;
+  bool drop = false;          // the connection closes half-way through the body; a HEAD gets no answer at all
+  bool wrong_bytes = false;   // the body's first byte is flipped; a HEAD's ETag / X-Linked-Etag names another hash
+  std::size_t short_body = 0;  // > 0: Content-Length says N, N - short_body bytes are sent, then the connection
+                               // closes; a HEAD announces a size short_body bytes smaller than the file
+  std::size_t long_body = 0;   // > 0: the body carries this many bytes more than the file (Content-Length counts
+                               // them, so it is longer than HEAD said); a HEAD announces that many bytes more
+  int slow_ms = 0;             // > 0: the body stalls this long half-way through; a HEAD waits this long to answer
 };
 
 struct RequestRecord {
