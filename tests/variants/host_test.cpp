@@ -184,4 +184,12 @@ TEST(DefaultCandidates, FollowBuilderNaming) {
 }
 
 }  // namespace
+// A number beyond double threw nlohmann's out_of_range past the parse_error handler and ended the
+// process (found by the metadata fuzzer in the same pattern).
+TEST(Host, ANumberBeyondDoubleIsBadJsonNotACrash) {
+  auto h = host_from_json(R"({"os": "linux", "cpu": 1e400})");
+  ASSERT_FALSE(h);
+  EXPECT_NE(h.error().message.find("not valid JSON"), std::string::npos) << h.error().message;
+}
+
 }  // namespace khub::variants

@@ -65,7 +65,7 @@ Expected<HostInfo> host_from_json(std::string_view json_text) {
   Json obj;
   try {
     obj = Json::parse(json_text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number beyond double
     std::string what = e.what();  // "[json.exception.parse_error.101] parse error at line 1, …"
     return bad("not valid JSON: " + what.substr(what.find("] ") == std::string::npos ? 0 : what.find("] ") + 2));
   }
