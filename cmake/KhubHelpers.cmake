@@ -44,8 +44,10 @@ function(khub_test name)
   if(ARG_TEST_FILTER)
     set(filter TEST_FILTER "${ARG_TEST_FILTER}")
   endif()
+  # Listing a test program's cases loads it first; one that links LibTorch from a cold page cache
+  # (a fresh clone and venv) can take longer than CMake's 5 s default.
   gtest_discover_tests(${name}
-    DISCOVERY_MODE PRE_TEST ${filter}
+    DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 120 ${filter}
     PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} ENVIRONMENT "${ARG_ENVIRONMENT}" RUN_SERIAL ${ARG_SERIAL})
 endfunction()
 

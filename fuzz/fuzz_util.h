@@ -18,6 +18,46 @@ inline std::string_view text(const std::uint8_t* data, std::size_t size) {
   return {reinterpret_cast<const char*>(data), size};
 }
 
+/// Takes the first line of `in` (without its CR LF) off `in`.
+inline std::string_view take_line(std::string_view& in) {
+  auto nl = in.find('\n');
+  auto line = in.substr(0, nl);
+  in.remove_prefix(nl == std::string_view::npos ? in.size() : nl + 1);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line;
+}
+
+/// Takes "name: value" lines off `in` up to an empty line, calling add(name, value) for each; the
+/// rest of `in` is the body. The inputs of the HTTP-shaped targets.
+template <class Add>
+void take_headers(std::string_view& in, Add add) {
+  while (!in.empty()) {
+    auto line = take_line(in);
+    if (line.empty()) break;
+    auto colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    auto value = line.substr(colon + 1);
+    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    add(line.substr(0, colon), value);
+  }
+}
+
+/// A leading decimal status ("429 …"), at most 4 digits.
+inline long take_status(std::string_view& in) {
+  long status = 0;
+  for (char c : take_line(in).substr(0, 4)) {
+    if (c < '0' || c > '9') break;
+    status = status * 10 + (c - '0');
+  }
+  return status;
+}
+
+inline std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return out;
+}
+
 /// A folder under $TMPDIR unique to this process, removed at exit.
 inline const std::filesystem::path& scratch() {
   static const std::filesystem::path dir = [] {

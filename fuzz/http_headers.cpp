@@ -11,42 +11,16 @@
 #include "khub/http/hub_answers.h"
 #include "khub/http/retry.h"
 
-namespace {
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return out;
-}
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace khub::http;
   auto in = khub_fuzz::text(data, size);
   Response res;
   res.url = "https://huggingface.co/api/models/org/repo/tree/main?expand=false";
-  auto take_line = [&in]() {
-    auto nl = in.find('\n');
-    auto line = in.substr(0, nl);
-    in.remove_prefix(nl == std::string_view::npos ? in.size() : nl + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    return line;
-  };
-  auto status_line = take_line();
-  long status = 0;
-  for (char c : status_line.substr(0, 4)) {
-    if (c < '0' || c > '9') break;
-    status = status * 10 + (c - '0');
-  }
-  res.status = status;
-  while (!in.empty()) {
-    auto line = take_line();
-    if (line.empty()) break;
-    auto colon = line.find(':');
-    if (colon == std::string_view::npos) continue;
-    auto value = line.substr(colon + 1);
-    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-    res.headers[lower(line.substr(0, colon))] = std::string(value);
-  }
+  res.status = khub_fuzz::take_status(in);
+  khub_fuzz::take_headers(in, [&res](std::string_view name, std::string_view value) {
+    res.headers[khub_fuzz::lower(name)] = std::string(value);
+  });
   res.body = std::string(in);
 
   for (const auto& [name, value] : res.headers) {

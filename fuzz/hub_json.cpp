@@ -51,36 +51,12 @@ class FakeTransport final : public http::Transport {
   }
 };
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return out;
-}
-
-std::string_view take_line(std::string_view& in) {
-  auto nl = in.find('\n');
-  auto line = in.substr(0, nl);
-  in.remove_prefix(nl == std::string_view::npos ? in.size() : nl + 1);
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  return line;
-}
-
 http::Response parse_answer(std::string_view in) {
   http::Response res;
-  auto status_line = take_line(in);
-  for (char c : status_line.substr(0, 4)) {
-    if (c < '0' || c > '9') break;
-    res.status = res.status * 10 + (c - '0');
-  }
-  while (!in.empty()) {
-    auto line = take_line(in);
-    if (line.empty()) break;
-    auto colon = line.find(':');
-    if (colon == std::string_view::npos) continue;
-    auto value = line.substr(colon + 1);
-    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-    res.headers[lower(line.substr(0, colon))] = std::string(value);
-  }
+  res.status = khub_fuzz::take_status(in);
+  khub_fuzz::take_headers(in, [&res](std::string_view name, std::string_view value) {
+    res.headers[khub_fuzz::lower(name)] = std::string(value);
+  });
   res.body = std::string(in);
   return res;
 }
@@ -92,7 +68,7 @@ std::unique_ptr<Transport> make_curl_transport(TransportOptions) { return std::m
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   auto in = khub_fuzz::text(data, size);
-  auto call = take_line(in);
+  auto call = khub_fuzz::take_line(in);
   g_answers.clear();
   while (true) {
     auto sep = in.find("\n===\n");

@@ -7,14 +7,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   auto in = khub_fuzz::text(data, size);
-  auto take_line = [&in]() {
-    auto nl = in.find('\n');
-    auto line = in.substr(0, nl);
-    in.remove_prefix(nl == std::string_view::npos ? in.size() : nl + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    return line;
-  };
-  auto request_line = take_line();
+  auto request_line = khub_fuzz::take_line(in);
   auto sp = request_line.find(' ');
   if (sp == std::string_view::npos) return 0;
   std::string method(request_line.substr(0, sp));
@@ -22,15 +15,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (method != "GET" && method != "HEAD" && method != "POST" && method != "PUT" && method != "DELETE") return 0;
   (void)khub::localhub::parse_route(target);
   httplib::Headers headers;
-  while (!in.empty()) {
-    auto line = take_line();
-    if (line.empty()) break;
-    auto colon = line.find(':');
-    if (colon == std::string_view::npos) continue;
-    auto value = line.substr(colon + 1);
-    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-    headers.emplace(std::string(line.substr(0, colon)), std::string(value));
-  }
+  khub_fuzz::take_headers(in, [&headers](std::string_view name, std::string_view value) {
+    headers.emplace(std::string(name), std::string(value));
+  });
   (void)khub_fuzz::serve(method, target, headers, in);
   return 0;
 }
