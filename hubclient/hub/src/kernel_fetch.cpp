@@ -80,14 +80,7 @@ std::map<std::string, std::vector<TreeEntry>>& listings() {
 // blob: a later run, offline too, would meet it again.
 template <class T>
 Expected<T> forget_unless_parsed(const std::filesystem::path& cached, Expected<T> parsed) {
-  if (!parsed) {
-    std::error_code ec;
-    if (std::filesystem::is_symlink(cached, ec)) {
-      const auto blob = std::filesystem::canonical(cached, ec);
-      if (!ec) std::filesystem::remove(blob, ec);
-    }
-    std::filesystem::remove(cached, ec);
-  }
+  if (!parsed) detail::delete_cached_file(cached);
   return parsed;
 }
 

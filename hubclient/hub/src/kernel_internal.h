@@ -1,5 +1,6 @@
 #pragma once
 // Private helpers shared by the get_kernel steps.
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,11 @@ struct StatusRedirect {
 
 /// Checks backend.archs against the device; Unsupported with upstream's text.
 [[nodiscard]] Status check_device_arch(const FetchedKernel& kernel, const variants::HostInfo& host);
+
+/// Removes a cached snapshot file and the blob it links to, only when that blob is a file of its own
+/// repo folder's blobs/ (a link planted to point elsewhere loses the link; what it points at stays).
+/// True when the file was removed.
+bool delete_cached_file(const std::filesystem::path& file);
 
 /// After the digest check: verifies metadata.json.sigstore under `policy` and records the outcome
 /// in `kernel.signature` (Verified / Failed); Require turns a failure into a Signature error, Warn

@@ -54,29 +54,6 @@ std::optional<ArchEntry> parse_arch(std::string_view s) {
   return e;
 }
 
-// Removes a cached snapshot file and the blob it links to, only when that blob is a file of its
-// own repo folder's blobs/: a link planted to point elsewhere (a shared cache) loses the link, and
-// what it points at stays. True when the file was removed.
-bool delete_cached_file(const fs::path& file) {
-  std::error_code ec;
-  if (fs::is_symlink(file, ec)) {
-    const fs::path blob = fs::weakly_canonical(file.parent_path() / fs::read_symlink(file, ec), ec);
-    fs::path repo;
-    for (fs::path p = file.parent_path(); p.has_relative_path(); p = p.parent_path()) {
-      if (p.filename() == "snapshots") {
-        repo = p.parent_path();
-        break;
-      }
-    }
-    std::error_code ec_blobs;
-    const fs::path blobs = repo.empty() ? fs::path() : fs::weakly_canonical(repo / "blobs", ec_blobs);
-    if (!ec && !ec_blobs && !blobs.empty() && blob.parent_path() == blobs && fs::is_regular_file(blob, ec))
-      fs::remove(blob, ec);
-  }
-  ec.clear();
-  return fs::remove(file, ec) && !ec;
-}
-
 // A name another process is making right now: a khub temp name (`<name>.<pid>.<8 hex>.tmp`, made
 // by older khub versions inside the snapshot) or a download in progress.
 bool in_flight_name(const std::string& rel) {
@@ -144,6 +121,27 @@ bool cuda_archs_admit(const std::vector<std::string>& archs, variants::Version c
 }
 
 namespace detail {
+
+bool delete_cached_file(const fs::path& file) {
+  std::error_code ec;
+  if (fs::is_symlink(file, ec)) {
+    const fs::path blob = fs::weakly_canonical(file.parent_path() / fs::read_symlink(file, ec), ec);
+    fs::path repo;
+    for (fs::path p = file.parent_path(); p.has_relative_path(); p = p.parent_path()) {
+      if (p.filename() == "snapshots") {
+        repo = p.parent_path();
+        break;
+      }
+    }
+    std::error_code ec_blobs;
+    const fs::path blobs = repo.empty() ? fs::path() : fs::weakly_canonical(repo / "blobs", ec_blobs);
+    if (!ec && !ec_blobs && !blobs.empty() && blob.parent_path() == blobs && fs::is_regular_file(blob, ec))
+      fs::remove(blob, ec);
+  }
+  ec.clear();
+  return fs::remove(file, ec) && !ec;
+}
+
 
 Expected<std::string> choose_variant(const std::vector<std::string>& names, const variants::HostInfo& host,
                                      const std::string& where, variants::Resolution& resolution) {
@@ -260,7 +258,7 @@ Status verify_variant(FetchedKernel& kernel, const CacheLayout* cache, HashReuse
       for (const auto& v : violations) {
         if (v.kind == protocol::DigestViolationKind::HashMismatch) {
           if (first.empty()) first = v.path;
-          if (cache && delete_cached_file(dir / v.path)) ++removed;
+          if (cache && detail::delete_cached_file(dir / v.path)) ++removed;
         }
       }
       if (first.empty()) first = violations.front().path;
@@ -314,7 +312,7 @@ Status verify_variant(FetchedKernel& kernel, const CacheLayout* cache, HashReuse
     }
     if (!got) return got.error();
     if (*got != etag) {
-      const bool removed = delete_cached_file(it->path());
+      const bool removed = detail::delete_cached_file(it->path());
       return Error(ErrorCode::Integrity, prefix + rel + ": cached content does not match its etag",
                    removed ? "the bad file was removed from the cache; fetch the kernel again"
                            : "remove the snapshot folder and fetch the kernel again")
