@@ -14,10 +14,24 @@
 
 namespace khub::hub {
 
+/// The client's transport: libcurl, every exchange counted (retries too) for request_count().
+class CountingTransport final : public http::Transport {
+ public:
+  explicit CountingTransport(std::unique_ptr<http::Transport> inner) : inner_(std::move(inner)) {}
+  Expected<http::Response> perform(const http::Request& request) override {
+    ++count_;
+    return inner_->perform(request);
+  }
+  [[nodiscard]] std::uint64_t count() const noexcept { return count_.load(); }
+
+ private:
+  std::unique_ptr<http::Transport> inner_;
+  std::atomic<std::uint64_t> count_{0};
+};
+
 struct HubClient::Impl {
   ClientOptions options;
-  std::unique_ptr<http::Transport> transport;
-  std::atomic<std::uint64_t> requests{0};
+  std::unique_ptr<CountingTransport> transport;
   std::mutex memo_mutex;
   std::map<std::string, bool> trusted_orgs;
   std::uint64_t instance_id = 0;
@@ -27,7 +41,7 @@ struct HubClient::Impl {
   /// Request headers for `url`: Authorization only for Hub hosts (the transport adds User-Agent).
   [[nodiscard]] http::Headers headers_for(const std::string& url) const;
   [[nodiscard]] bool is_hub_host(const std::string& url) const;
-  /// One exchange, counted, OfflineMiss when offline.
+  /// One exchange; OfflineMiss when offline.
   [[nodiscard]] Expected<http::Response> perform(const http::Request& request);
   /// perform() with the retry schedule (`retries` < 0: options.retry.max_retries).
   [[nodiscard]] Expected<http::Response> send(const http::Request& request, int retries = -1);

@@ -15,7 +15,7 @@ using nlohmann::json;
 
 HubClient::Impl::Impl(ClientOptions o) : options(std::move(o)) {
   while (!options.endpoint.empty() && options.endpoint.back() == '/') options.endpoint.pop_back();
-  transport = http::make_curl_transport({.user_agent = render_user_agent(options)});
+  transport = std::make_unique<CountingTransport>(http::make_curl_transport({.user_agent = render_user_agent(options)}));
   static std::atomic<std::uint64_t> counter{0};
   instance_id = ++counter;
 }
@@ -43,27 +43,20 @@ http::RetryNotice HubClient::Impl::retry_notice() const {
 
 Expected<http::Response> HubClient::Impl::perform(const http::Request& request) {
   if (options.offline) return offline_error(request.method + " " + redact(request.url));
-  ++requests;
   return transport->perform(request);
 }
 
 Expected<http::Response> HubClient::Impl::send(const http::Request& request, int retries) {
   if (options.offline) return offline_error(request.method + " " + redact(request.url));
-  // Counts every try through a decorator, so request_count() sees retries too.
-  struct Counting final : http::Transport {
-    Impl& impl;
-    explicit Counting(Impl& i) : impl(i) {}
-    Expected<http::Response> perform(const http::Request& r) override { return impl.perform(r); }
-  } counting(*this);
   http::RetryPolicy policy = options.retry;
   if (retries >= 0) policy.max_retries = retries;
-  return http::send_with_retries(counting, request, policy, retry_notice());
+  return http::send_with_retries(*transport, request, policy, retry_notice());
 }
 
 HubClient::HubClient(ClientOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 HubClient::~HubClient() = default;
 const ClientOptions& HubClient::options() const noexcept { return impl_->options; }
-std::uint64_t HubClient::request_count() const noexcept { return impl_->requests.load(); }
+std::uint64_t HubClient::request_count() const noexcept { return impl_->transport->count(); }
 std::uint64_t HubClient::instance_id() const noexcept { return impl_->instance_id; }
 
 namespace {
