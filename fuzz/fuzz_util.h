@@ -52,11 +52,6 @@ inline long take_status(std::string_view& in) {
   return status;
 }
 
-inline std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return out;
-}
 
 /// A folder under $TMPDIR unique to this process, removed at exit.
 inline const std::filesystem::path& scratch() {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "fuzz_util.h"
+#include "khub/base/text.h"
 #include "khub/http/hub_answers.h"
 #include "khub/http/retry.h"
 
@@ -19,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   res.url = "https://huggingface.co/api/models/org/repo/tree/main?expand=false";
   res.status = khub_fuzz::take_status(in);
   khub_fuzz::take_headers(in, [&res](std::string_view name, std::string_view value) {
-    res.headers[khub_fuzz::lower(name)] = std::string(value);
+    res.headers[khub::ascii_lower(name)] = std::string(value);
   });
   res.body = std::string(in);
 

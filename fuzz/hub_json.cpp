@@ -13,6 +13,7 @@
 #include <string>
 
 #include "fuzz_util.h"
+#include "khub/base/text.h"
 #include "khub/http/transport.h"
 #include "khub/hub/hub_client.h"
 
@@ -55,7 +56,7 @@ http::Response parse_answer(std::string_view in) {
   http::Response res;
   res.status = khub_fuzz::take_status(in);
   khub_fuzz::take_headers(in, [&res](std::string_view name, std::string_view value) {
-    res.headers[khub_fuzz::lower(name)] = std::string(value);
+    res.headers[khub::ascii_lower(name)] = std::string(value);
   });
   res.body = std::string(in);
   return res;

@@ -5,19 +5,10 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "khub/base/text.h"
+
 namespace khub {
 namespace fs = std::filesystem;
-namespace {
-
-std::string trim(std::string s) {
-  auto not_space = [](unsigned char c) { return !std::isspace(c); };
-  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
-  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
-  return s;
-}
-
-}  // namespace
-
 std::string env_value(const char* name) {
   const char* v = std::getenv(name);
   return v ? std::string(v) : std::string();
@@ -57,11 +48,11 @@ fs::path hf_home() {
 
 std::string hf_token_from_environment() {
   for (const char* name : {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"})
-    if (auto v = trim(env_value(name)); !v.empty()) return v;
+    if (auto v = trim_space(env_value(name)); !v.empty()) return v;
   const std::string path = env_value("HF_TOKEN_PATH");
   std::ifstream in(path.empty() ? hf_home() / "token" : fs::path(expand_user_and_vars(path)));
   std::string line;
-  if (in && std::getline(in, line)) return trim(line);
+  if (in && std::getline(in, line)) return trim_space(line);
   return {};
 }
 

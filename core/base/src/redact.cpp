@@ -4,6 +4,8 @@
 #include <array>
 #include <cctype>
 
+#include "khub/base/text.h"
+
 namespace khub {
 namespace {
 
@@ -12,8 +14,7 @@ bool is_token_char(char c) {
 }
 
 bool is_secret_name(std::string_view name) {
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string lower = ascii_lower(name);
   static constexpr std::array<std::string_view, 9> kWords = {
       "signature", "token", "credential", "key", "policy", "secret", "auth", "sig", "password"};
   return std::any_of(kWords.begin(), kWords.end(),
@@ -106,8 +107,7 @@ std::string redact(std::string_view text) {
 std::string server_text_line(std::string_view body) {
   std::size_t start = body.find_first_not_of(" \t\r\n");
   if (start == std::string_view::npos) return {};
-  std::string head(body.substr(start, 64));
-  for (auto& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string head = ascii_lower(body.substr(start, 64));
   if (head.starts_with("<!doctype html") || head.starts_with("<html") || head.starts_with("<?xml") ||
       head.starts_with("<head") || head.starts_with("<body"))
     return "an HTML page, not a Hub API answer (is HF_ENDPOINT a Hugging Face Hub?)";

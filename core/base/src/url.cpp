@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "khub/base/text.h"
+
 namespace khub {
 
 std::string percent_encode(std::string_view text, bool keep_slash) {
@@ -46,16 +48,6 @@ bool is_valid_ref_name(std::string_view n) {
   return true;
 }
 
-namespace {
-
-std::string lower_ascii(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
-
-}  // namespace
-
 bool has_scheme(std::string_view url) {
   auto colon = url.find("://");
   if (colon == std::string_view::npos || colon == 0 || !std::isalpha(static_cast<unsigned char>(url[0]))) return false;
@@ -65,7 +57,7 @@ bool has_scheme(std::string_view url) {
 }
 
 bool is_http_url(std::string_view url) {
-  const std::string head = lower_ascii(url.substr(0, 8));
+  const std::string head = ascii_lower(url.substr(0, 8));
   return head.starts_with("http://") || head.starts_with("https://");
 }
 
@@ -73,7 +65,7 @@ std::string url_origin(std::string_view url) {
   if (!has_scheme(url)) return {};
   auto scheme = url.find("://");
   auto end = url.find_first_of("/?#", scheme + 3);
-  return lower_ascii(url.substr(0, end));
+  return ascii_lower(url.substr(0, end));
 }
 
 std::string join_url(std::string_view base, std::string_view location) {

@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "khub/base/redact.h"
+#include "khub/base/text.h"
 #include "khub/http/transport.h"
 
 namespace khub::http {
@@ -19,18 +20,6 @@ namespace {
 struct GlobalInit {
   GlobalInit() { curl_global_init(CURL_GLOBAL_DEFAULT); }
 };
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
-
-std::string trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return std::string(s);
-}
 
 // A hostile Hub or CDN must not turn a request into a file://, gopher:// or other protocol request.
 void restrict_to_http(CURL* easy) {
@@ -67,7 +56,7 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
     return size * n;
   }
   auto colon = line.find(':');
-  if (colon != std::string_view::npos) ex->response.headers[lower(line.substr(0, colon))] = trim(line.substr(colon + 1));
+  if (colon != std::string_view::npos) ex->response.headers[ascii_lower(line.substr(0, colon))] = trim_space(line.substr(colon + 1));
   return size * n;
 }
 
@@ -183,7 +172,7 @@ Expected<Response> CurlTransport::perform(const Request& request) {
   bool has_user_agent = false;
   curl_slist* headers = nullptr;
   for (const auto& [name, value] : request.headers) {
-    has_user_agent = has_user_agent || lower(name) == "user-agent";
+    has_user_agent = has_user_agent || ascii_lower(name) == "user-agent";
     headers = curl_slist_append(headers, (name + ": " + value).c_str());
   }
   if (!has_user_agent) headers = curl_slist_append(headers, ("User-Agent: " + options_.user_agent).c_str());

@@ -7,8 +7,9 @@
 #include <cctype>
 #include <cstdlib>
 
-#include "khub/hub/options.h"
 #include "khub/base/environment.h"
+#include "khub/base/text.h"
+#include "khub/hub/options.h"
 
 #ifndef KHUB_VERSION
 #define KHUB_VERSION "0.0.0"
@@ -18,23 +19,14 @@ namespace khub::hub {
 namespace fs = std::filesystem;
 namespace {
 
-std::string env(const char* name) { return env_value(name); }
-
-std::string trim(std::string s) {
-  auto not_space = [](unsigned char c) { return !std::isspace(c); };
-  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
-  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
-  return s;
-}
-
 fs::path cache_root() {
   for (const char* name : {"KERNELS_CACHE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"})
-    if (auto v = env(name); !v.empty()) return expand_user_and_vars(v);
+    if (auto v = env_value(name); !v.empty()) return expand_user_and_vars(v);
   return hf_home() / "hub";
 }
 
 std::chrono::milliseconds seconds_from(const char* name, std::chrono::milliseconds fallback) {
-  auto v = env(name);
+  auto v = env_value(name);
   if (v.empty()) return fallback;
   char* end = nullptr;
   double s = std::strtod(v.c_str(), &end);
@@ -46,8 +38,8 @@ std::chrono::milliseconds seconds_from(const char* name, std::chrono::millisecon
 
 // huggingface_hub: _is_true(HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE), so a set HF_HUB_OFFLINE decides.
 bool offline_from_environment() {
-  const auto hub = env("HF_HUB_OFFLINE");
-  return is_truthy(!hub.empty() ? hub : env("TRANSFORMERS_OFFLINE"));
+  const auto hub = env_value("HF_HUB_OFFLINE");
+  return is_truthy(!hub.empty() ? hub : env_value("TRANSFORMERS_OFFLINE"));
 }
 
 bool is_truthy(std::string_view value) noexcept {
@@ -80,23 +72,23 @@ Expected<std::vector<std::pair<std::string, fs::path>>> parse_local_kernels(std:
 
 Expected<ClientOptions> ClientOptions::from_environment() {
   ClientOptions o;
-  if (auto v = env("HF_ENDPOINT"); !v.empty()) {
+  if (auto v = env_value("HF_ENDPOINT"); !v.empty()) {
     while (!v.empty() && v.back() == '/') v.pop_back();
     if (!v.starts_with("http://") && !v.starts_with("https://"))
       return Error(ErrorCode::InvalidArgument, "HF_ENDPOINT '" + v + "' is not an http:// or https:// URL",
                    "set it to the hub's address, e.g. http://127.0.0.1:8080, or unset it for huggingface.co");
     o.endpoint = v;
   }
-  if (!is_truthy(env("HF_HUB_DISABLE_IMPLICIT_TOKEN"))) o.token = hf_token_from_environment();
+  if (!is_truthy(env_value("HF_HUB_DISABLE_IMPLICIT_TOKEN"))) o.token = hf_token_from_environment();
   o.cache_dir = cache_root();
   o.offline = offline_from_environment();
   o.etag_timeout = seconds_from("HF_HUB_ETAG_TIMEOUT", o.etag_timeout);
   o.download_timeout = seconds_from("HF_HUB_DOWNLOAD_TIMEOUT", o.download_timeout);
-  o.disable_symlinks = is_truthy(env("HF_HUB_DISABLE_SYMLINKS"));
-  o.telemetry = !(is_truthy(env("HF_HUB_DISABLE_TELEMETRY")) || is_truthy(env("DISABLE_TELEMETRY")) ||
-                  is_truthy(env("DO_NOT_TRACK")));
-  o.user_agent_origin = env("HF_HUB_USER_AGENT_ORIGIN");
-  if (auto v = env("LOCAL_KERNELS"); !v.empty()) {
+  o.disable_symlinks = is_truthy(env_value("HF_HUB_DISABLE_SYMLINKS"));
+  o.telemetry = !(is_truthy(env_value("HF_HUB_DISABLE_TELEMETRY")) || is_truthy(env_value("DISABLE_TELEMETRY")) ||
+                  is_truthy(env_value("DO_NOT_TRACK")));
+  o.user_agent_origin = env_value("HF_HUB_USER_AGENT_ORIGIN");
+  if (auto v = env_value("LOCAL_KERNELS"); !v.empty()) {
     KHUB_TRY(o.local_kernels, parse_local_kernels(v));
   }
   return o;
@@ -105,7 +97,7 @@ Expected<ClientOptions> ClientOptions::from_environment() {
 std::string render_user_agent(const ClientOptions& o) {
   std::vector<std::string> segments;
   auto add = [&](std::string s) {
-    s = trim(std::move(s));
+    s = trim_space(s);
     if (!s.empty() && s.find('/') != std::string::npos) segments.push_back(std::move(s));
   };
   // Caller segments may come "; "-joined already.
