@@ -41,6 +41,8 @@ struct HubClient::Impl {
   /// Request headers for `url`: Authorization only for Hub hosts (the transport adds User-Agent).
   [[nodiscard]] http::Headers headers_for(const std::string& url) const;
   [[nodiscard]] bool is_hub_host(const std::string& url) const;
+  /// An API call or HEAD: its headers, the etag time-out as stall limit and 3 × it for the whole.
+  [[nodiscard]] http::Request api_request(std::string method, const std::string& url) const;
   /// One exchange; OfflineMiss when offline.
   [[nodiscard]] Expected<http::Response> perform(const http::Request& request);
   /// perform() with the retry schedule (`retries` < 0: options.retry.max_retries).

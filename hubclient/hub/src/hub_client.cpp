@@ -30,6 +30,16 @@ http::Headers HubClient::Impl::headers_for(const std::string& url) const {
   return h;
 }
 
+http::Request HubClient::Impl::api_request(std::string method, const std::string& url) const {
+  http::Request req;
+  req.method = std::move(method);
+  req.url = url;
+  req.headers = headers_for(url);
+  req.timeout = options.etag_timeout;
+  req.total_timeout = 3 * options.etag_timeout;
+  return req;
+}
+
 Error HubClient::Impl::offline_error(std::string_view what) const {
   return Error(ErrorCode::OfflineMiss, std::string(what) + ": not available offline (HF_HUB_OFFLINE is set)",
                "download it once while online, or unset HF_HUB_OFFLINE");
@@ -63,12 +73,7 @@ namespace {
 
 Expected<json> get_json(HubClient::Impl& impl, const std::string& url, const http::ErrorContext& ctx,
                         http::Response* out = nullptr, int max_retries = -1) {
-  http::Request req;
-  req.url = url;
-  req.headers = impl.headers_for(url);
-  req.timeout = impl.options.etag_timeout;
-  req.total_timeout = 3 * impl.options.etag_timeout;
-  KHUB_TRY(auto res, impl.send(req, max_retries));
+  KHUB_TRY(auto res, impl.send(impl.api_request("GET", url), max_retries));
   if (!res.ok()) return http::hub_error("GET", url, res, ctx);
   auto j = json_fields::parse_untrusted(res.body);
   if (j.is_discarded())

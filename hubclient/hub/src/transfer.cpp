@@ -43,13 +43,7 @@ Expected<FileMetadata> HubClient::file_metadata(const RepoRef& repo, std::string
   std::string url = resolve_url(impl.options.endpoint, repo, revision, path);
   const http::ErrorContext ctx = error_context(&repo, revision, path);
   for (int hop = 0; hop <= kMaxHops; ++hop) {
-    http::Request req;
-    req.method = "HEAD";
-    req.url = url;
-    req.headers = impl.headers_for(url);
-    req.timeout = impl.options.etag_timeout;
-    req.total_timeout = 3 * impl.options.etag_timeout;
-    KHUB_TRY(auto res, impl.send(req, retry ? -1 : 0));
+    KHUB_TRY(auto res, impl.send(impl.api_request("HEAD", url), retry ? -1 : 0));
     if (res.is_redirect()) {
       std::string location = res.header("location");
       if (location.empty()) return Error(ErrorCode::Protocol, "redirect without Location from HEAD " + redact(url));
