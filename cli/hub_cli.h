@@ -13,6 +13,7 @@
 #include "cli_host.h"
 #include "command.h"
 #include "khub/base/fs.h"
+#include "khub/http/retry.h"
 #include "khub/hub/hub_client.h"
 #include "khub/hub/lookup.h"
 #include "khub/hub/options.h"
@@ -60,8 +61,7 @@ class TerminalProgress : public hub::ProgressSink {
   explicit TerminalProgress(bool terminal) : terminal_(terminal) {}
   void on_retry(std::string_view what, int attempt, int of, std::chrono::milliseconds wait) override {
     std::lock_guard<std::mutex> g(mutex_);
-    std::fprintf(stderr, "%s%.*s; retry %d of %d in %.1f s\n", terminal_ ? "\r\033[K" : "",
-                 static_cast<int>(what.size()), what.data(), attempt, of, static_cast<double>(wait.count()) / 1000.0);
+    std::fprintf(stderr, "%s%s\n", terminal_ ? "\r\033[K" : "", http::retry_line(what, attempt, of, wait).c_str());
   }
   bool on_bytes(std::string_view path, std::uint64_t done, std::uint64_t total) override {
     if (!terminal_) return true;

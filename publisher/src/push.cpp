@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <fstream>
 #include <map>
 #include <set>
@@ -257,9 +256,7 @@ Expected<PushResult> push_build(const BuildTree& tree, const PushOptions& o, htt
   }
 
   const http::RetryNotice notice = [&o](std::string_view what, int attempt, int of, std::chrono::milliseconds wait) {
-    char secs[32];
-    std::snprintf(secs, sizeof secs, "%.1f", static_cast<double>(wait.count()) / 1000.0);
-    say(o, std::string(what) + "; retry " + std::to_string(attempt) + " of " + std::to_string(of) + " in " + secs + " s");
+    say(o, http::retry_line(what, attempt, of, wait));
   };
   if (target.repo_id.find('/') == std::string::npos) {
     if (o.token.empty()) {

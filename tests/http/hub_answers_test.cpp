@@ -147,6 +147,8 @@ TEST(Retry, ServerWaitsOn429AreHonouredAndCapped) {
     EXPECT_GE(w, step * 3 / 4) << attempt;
     EXPECT_LE(w, step * 5 / 4) << attempt;
   }
+  EXPECT_EQ(retry_line("GET https://h/x: HTTP 503", 2, 5, std::chrono::milliseconds(4050)),
+            "GET https://h/x: HTTP 503; retry 2 of 5 in 4.0 s");
   EXPECT_TRUE(is_retryable_status(503));
   EXPECT_FALSE(is_retryable_status(501));
 }

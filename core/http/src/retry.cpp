@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <random>
 #include <thread>
 
@@ -24,6 +25,12 @@ std::optional<long long> server_wait_seconds(const Response& r) {
 }
 
 }  // namespace
+
+std::string retry_line(std::string_view what, int attempt, int of, std::chrono::milliseconds wait) {
+  char secs[32];
+  std::snprintf(secs, sizeof secs, "%.1f", static_cast<double>(wait.count()) / 1000.0);
+  return std::string(what) + "; retry " + std::to_string(attempt) + " of " + std::to_string(of) + " in " + secs + " s";
+}
 
 bool is_retryable_status(long status) noexcept {
   return status == 408 || status == 429 || status == 500 || status == 502 || status == 503 || status == 504;

@@ -5,6 +5,7 @@
 // capped by max_wait.
 #include <chrono>
 #include <functional>
+#include <string>
 #include <string_view>
 
 #include "khub/base/error.h"
@@ -22,6 +23,9 @@ struct RetryPolicy {
 /// Told before each wait: the request and its failure in one redacted line, the attempt (from 1)
 /// out of `of`, and the wait.
 using RetryNotice = std::function<void(std::string_view what, int attempt, int of, std::chrono::milliseconds wait)>;
+
+/// The one line a retry notice prints: "<what>; retry 2 of 5 in 4.1 s".
+[[nodiscard]] std::string retry_line(std::string_view what, int attempt, int of, std::chrono::milliseconds wait);
 
 /// Whether a status is worth another try: 408, 429, 500, 502, 503, 504. (501 is not: a web server
 /// that is no Hub answers it to a POST.)
