@@ -1,0 +1,91 @@
+#include "khub/xet/upload.h"
+
+#include <fstream>
+
+#include "khub/base/hash.h"
+#include "khub/xet/chunker.h"
+
+namespace khub::xet {
+namespace {
+
+// Reads in large blocks. Chunks inside a block are hashed where they lie; only a chunk that
+// straddles two blocks is copied (at most 128 KiB per block).
+constexpr std::size_t kBlock = std::size_t{8} << 20;
+
+class Scanner {
+ public:
+  Scanner() : sha_(HashAlgorithm::Sha256) {}
+
+  // The file's next bytes: whole chunks are hashed in place, the unfinished one is kept.
+  void feed(std::span<const std::byte> data) {
+    sha_.update(data);
+    out_.size += data.size();
+    std::size_t start = 0;  // of the current chunk in `data` (it may have begun in `tail_`)
+    std::size_t at = 0;
+    while (at < data.size()) {
+      const auto cut = chunker_.next_boundary(data.subspan(at));
+      if (!cut) break;
+      at += *cut;
+      emit(data.subspan(start, at - start));
+      start = at;
+    }
+    tail_.insert(tail_.end(), data.begin() + static_cast<std::ptrdiff_t>(start), data.end());
+  }
+
+  ScannedFile finish() {
+    if (!tail_.empty()) {
+      const auto last = std::move(tail_);
+      tail_.clear();
+      out_.chunks.push_back({chunk_hash(last), last.size()});
+    }
+    out_.sha256_hex = to_hex(sha_.finish());
+    out_.file_hash = file_hash(out_.chunks);
+    return std::move(out_);
+  }
+
+ private:
+  // A chunk ends in `piece`; its start may be in the tail kept from the previous block.
+  void emit(std::span<const std::byte> piece) {
+    if (tail_.empty()) {
+      out_.chunks.push_back({chunk_hash(piece), piece.size()});
+      return;
+    }
+    tail_.insert(tail_.end(), piece.begin(), piece.end());
+    out_.chunks.push_back({chunk_hash(tail_), tail_.size()});
+    tail_.clear();
+  }
+
+  Chunker chunker_;
+  Hasher sha_;
+  std::vector<std::byte> tail_;  // bytes of the unfinished chunk (at most 128 KiB)
+  ScannedFile out_;
+};
+
+}  // namespace
+
+Expected<ScannedFile> scan_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error(ErrorCode::Io, "cannot read " + path.string());
+  Scanner scanner;
+  std::vector<std::byte> block(kBlock);
+  for (;;) {
+    in.read(reinterpret_cast<char*>(block.data()), static_cast<std::streamsize>(block.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got > 0) scanner.feed(std::span(block).first(got));
+    if (!in) break;
+  }
+  if (in.bad()) return Error(ErrorCode::Io, "cannot read " + path.string());
+  return scanner.finish();
+}
+
+ScannedFile scan_bytes(std::span<const std::byte> data) {
+  Scanner scanner;
+  scanner.feed(data);
+  return scanner.finish();
+}
+
+bool is_dedup_candidate(const Hash& chunk, std::size_t index_in_file) {
+  return index_in_file == 0 || chunk.word(3) % 1024 == 0;
+}
+
+}  // namespace khub::xet
