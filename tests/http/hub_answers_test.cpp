@@ -36,6 +36,17 @@ TEST(HubAnswers, NextLinkFindsRelNextAmongOthers) {
   EXPECT_EQ(next_link(R"(<https://h/p>; rel="prev")"), "");
   EXPECT_EQ(next_link("<unterminated; rel=\"next\""), "");
   EXPECT_EQ(next_link(""), "");
+  EXPECT_EQ(next_link(R"(<https://h/p>; rel=nextpage)"), "") << "a longer rel is another rel";
+}
+
+// A Xet file's HEAD carries two links; the token route is the xet-auth one.
+TEST(HubAnswers, LinkWithRelPicksTheXetTokenRoute) {
+  const std::string link =
+      R"(<https://hub/api/models/a/b/xet-read-token/c0ffee>; rel="xet-auth", )"
+      R"(<https://cas/v1/reconstructions/f00d>; rel="xet-reconstruction-info")";
+  EXPECT_EQ(link_with_rel(link, "xet-auth"), "https://hub/api/models/a/b/xet-read-token/c0ffee");
+  EXPECT_EQ(link_with_rel(link, "xet-reconstruction-info"), "https://cas/v1/reconstructions/f00d");
+  EXPECT_EQ(link_with_rel(link, "xet"), "");
 }
 
 TEST(HubAnswers, PaginationStopsOnARepeatedPage) {

@@ -11,6 +11,9 @@
 #include <thread>
 
 #include "khub/base/hash.h"
+#include "khub/xet/chunker.h"
+#include "khub/xet/reconstruction.h"
+#include "khub/xet/xorb.h"
 
 namespace khub::test {
 using nlohmann::json;
@@ -28,9 +31,10 @@ struct StoredFile {
   std::string sha256;    // LFS files: the object id
   std::string pointer;   // LFS files: the pointer file git stores in their place
   std::string blob_oid;  // git blob sha1 of what git stores (the pointer, or the content)
+  std::string xet_hash;  // Xet files: the file's Xet hash
 
   explicit StoredFile(const FixtureFile& f)
-      : content(std::make_shared<const std::string>(f.content)), lfs(f.lfs) {
+      : content(std::make_shared<const std::string>(f.content)), lfs(f.lfs || f.xet) {
     if (lfs) {
       sha256 = sha256_hex(f.content);
       pointer = lfs_pointer(sha256, f.content.size());
@@ -85,6 +89,61 @@ struct AnswerPlan {
   int slow_ms = 0;
 };
 
+// The fixture's CAS: xorbs of at most 4 chunks (so a file of a few MiB spans several xorbs and
+// terms), one term per xorb.
+constexpr std::size_t kFixtureChunksPerXorb = 4;
+const char* const kCasToken = "cas-fixture-token";
+
+struct XetStore {
+  std::map<std::string, std::shared_ptr<const std::string>> xorbs;   // hash → records
+  std::map<std::string, std::vector<std::uint64_t>> record_ends;      // hash → end of each chunk's record
+  std::map<std::string, std::vector<xet::ReconstructionTerm>> files;  // Xet hash → terms
+
+  std::string add(const std::string& content) {
+    const auto bytes = std::as_bytes(std::span(content));
+    std::vector<xet::HashedSize> leaves;
+    std::vector<xet::ReconstructionTerm> terms;
+    xet::XorbWriter writer;
+    std::vector<std::uint64_t> ends;
+    auto seal = [&] {
+      if (writer.empty()) return;
+      const std::string name = writer.hash().str();
+      const auto& r = writer.records();
+      xorbs[name] = std::make_shared<const std::string>(reinterpret_cast<const char*>(r.data()), r.size());
+      record_ends[name] = ends;
+      terms.push_back({writer.hash(), static_cast<std::uint32_t>(writer.unpacked_size()), 0,
+                       static_cast<std::uint32_t>(writer.chunks().size())});
+      writer = xet::XorbWriter();
+      ends.clear();
+    };
+    std::size_t at = 0;
+    for (std::size_t n : xet::chunk_lengths(bytes)) {
+      if (writer.chunks().size() == kFixtureChunksPerXorb) seal();
+      const auto chunk = bytes.subspan(at, n);
+      const xet::Hash h = xet::chunk_hash(chunk);
+      writer.add(chunk, h);
+      ends.push_back(writer.records().size());
+      leaves.push_back({h, n});
+      at += n;
+    }
+    seal();
+    const std::string id = xet::file_hash(leaves).str();
+    files[id] = std::move(terms);
+    return id;
+  }
+
+  json reconstruction(const std::string& id, const std::string& cas_url) const {
+    xet::Reconstruction r;
+    r.terms = files.at(id);
+    for (const auto& t : r.terms) {
+      const auto& ends = record_ends.at(t.xorb.str());
+      r.fetch_info[t.xorb] = {{t.chunk_start, t.chunk_end, cas_url + "/xorbs/" + t.xorb.str() + "?sig=fixture", 0,
+                               ends[t.chunk_end - 1] - 1}};
+    }
+    return json::parse(xet::to_json(r));
+  }
+};
+
 struct Repo {
   std::string type;
   std::map<std::string, std::string> branches;  // name → commit
@@ -105,6 +164,7 @@ struct FixtureHub::State {
   std::map<std::string, Repo> repos;
   std::map<std::string, bool> trusted;
   std::map<std::string, std::shared_ptr<const std::string>> blobs;  // sha256 → content
+  XetStore xet;
   std::string token;
   Faults faults;
   std::vector<RequestRecord> log;
@@ -416,6 +476,11 @@ void FixtureHub::State::routes() {
       res.set_header("X-Linked-Size", std::to_string(f.content->size() - std::min(f.content->size(), plan.short_body) +
                                                      plan.long_body));
       res.set_header("ETag", "\"" + f.blob_oid + "\"");
+      if (!f.xet_hash.empty()) {
+        res.set_header("X-Xet-Hash", f.xet_hash);
+        res.set_header("Link", "<http://127.0.0.1:" + std::to_string(s.hub_port) + "/api/" + type + "s/" +
+                                   id_of(req.matches, 2) + "/xet-read-token/" + commit + ">; rel=\"xet-auth\"");
+      }
       res.set_content("Found. Redirecting", "text/plain");
       return;
     }
@@ -429,6 +494,45 @@ void FixtureHub::State::routes() {
     }
     res.set_header("ETag", "\"" + (!s.faults.etag.empty() && s.matches(req) ? s.faults.etag : f.etag()) + "\"");
     s.serve_bytes(req, res, f.content);
+  });
+
+  // Xet: the read token on the Hub, the CAS on the "cdn" host (docs/xet.md "Download").
+  s.hub.Get(R"(/api/(kernels|models)/([^/]+)/([^/]+)/xet-read-token/([^/]+))", [&s](const Request& req, Response& res) {
+    std::lock_guard<std::mutex> g(s.mutex);
+    if (s.inject_status(req, res)) return;
+    if (!s.find_repo(type_of(req.matches[1]), id_of(req.matches, 2), req, res)) return;
+    const std::string cas = "http://localhost:" + std::to_string(s.cdn_port);
+    const auto exp = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch()).count() + 3600;
+    res.set_header("X-Xet-Cas-Url", cas);
+    res.set_header("X-Xet-Access-Token", kCasToken);
+    res.set_header("X-Xet-Token-Expiration", std::to_string(exp));
+    s.api_json(req, res, {{"accessToken", kCasToken}, {"exp", exp}, {"casUrl", cas}});
+  });
+  s.cdn.Get(R"(/v1/reconstructions/([0-9a-f]{64}))", [&s](const Request& req, Response& res) {
+    std::lock_guard<std::mutex> g(s.mutex);
+    if (req.get_header_value("Authorization") != std::string("Bearer ") + kCasToken)
+      return s.error(res, 401, "", "Invalid CAS token");
+    if (s.inject_status(req, res)) return;
+    if (!s.xet.files.count(req.matches[1])) return s.error(res, 404, "", "File not found");
+    const_cast<Request&>(req).ranges.clear();  // the Range names file bytes to describe, not to slice
+    s.api_json(req, res, s.xet.reconstruction(req.matches[1], "http://localhost:" + std::to_string(s.cdn_port)));
+  });
+  s.cdn.Get(R"(/xorbs/([0-9a-f]{64}))", [&s](const Request& req, Response& res) {
+    std::lock_guard<std::mutex> g(s.mutex);
+    if (!req.get_header_value("Authorization").empty()) return s.error(res, 400, "", "fetch URLs carry their own auth");
+    if (s.inject_status(req, res)) return;
+    auto it = s.xet.xorbs.find(req.matches[1]);
+    if (it == s.xet.xorbs.end()) return s.error(res, 404, "", "No such xorb");
+    const std::string range = req.get_header_value("Range");  // bytes=a-b
+    const auto dash = range.find('-');
+    const std::size_t first = std::stoull(range.substr(range.find('=') + 1)), last = std::stoull(range.substr(dash + 1));
+    const_cast<Request&>(req).ranges.clear();
+    res.status = 206;
+    res.set_header("Content-Range", "bytes " + std::to_string(first) + "-" + std::to_string(last) + "/" +
+                                        std::to_string(it->second->size()));
+    s.provide(res, std::make_shared<const std::string>(it->second->substr(first, last - first + 1)), 0,
+              std::string::npos, s.take_answer_faults(req), "application/octet-stream");
   });
 
   s.cdn.Get(R"(/blobs/([0-9a-f]{64}))", [&s](const Request& req, Response& res) {
@@ -487,8 +591,9 @@ std::string FixtureHub::commit(const std::string& id, const std::string& branch,
   std::string commit = git_blob_sha1_hex(id + "@" + branch + "#" + std::to_string(++state_->commit_counter));
   auto& stored = repo.commits[commit];
   for (const auto& [path, f] : files) {
-    const StoredFile& file = stored.emplace(path, StoredFile(f)).first->second;
+    StoredFile& file = stored.emplace(path, StoredFile(f)).first->second;
     if (file.lfs) state_->blobs[file.sha256] = file.content;
+    if (f.xet) file.xet_hash = state_->xet.add(f.content);
   }
   if (!repo.branches.count(branch)) repo.branch_order.push_back(branch);
   repo.branches[branch] = commit;

@@ -15,6 +15,8 @@ namespace khub::test {
 struct FixtureFile {
   std::string content;
   bool lfs = false;
+  bool xet = false;  // an LFS file the Hub also stores with Xet: its HEAD names a Xet hash and a token
+                     // route, the "cdn" server is also its CAS (reconstructions, xorb range reads)
 };
 
 struct Faults {

@@ -93,7 +93,8 @@ Error hub_error(std::string_view method, std::string_view url, const Response& r
   return e;
 }
 
-std::string next_link(std::string_view link) {
+std::string link_with_rel(std::string_view link, std::string_view rel) {
+  const std::string quoted = "rel=\"" + std::string(rel) + "\"", bare = "rel=" + std::string(rel);
   std::size_t pos = 0;
   while (pos < link.size()) {
     const auto lt = link.find('<', pos);
@@ -102,7 +103,11 @@ std::string next_link(std::string_view link) {
     if (gt == std::string_view::npos) return {};
     const auto end = link.find(',', gt);
     const auto params = link.substr(gt + 1, end == std::string_view::npos ? std::string_view::npos : end - gt - 1);
-    if (params.find("rel=\"next\"") != std::string_view::npos || params.find("rel=next") != std::string_view::npos)
+    const auto after_bare = params.find(bare);
+    const bool bare_match = after_bare != std::string_view::npos &&
+                            (after_bare + bare.size() == params.size() || params[after_bare + bare.size()] == ';' ||
+                             params[after_bare + bare.size()] == ' ');
+    if (params.find(quoted) != std::string_view::npos || bare_match)
       return std::string(link.substr(lt + 1, gt - lt - 1));
     if (end == std::string_view::npos) return {};
     pos = end + 1;

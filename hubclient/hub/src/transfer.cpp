@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "client_impl.h"
+#include "xet_download.h"
 #include "khub/base/hash.h"
 #include "khub/base/redact.h"
 #include "khub/base/url.h"
@@ -27,6 +28,21 @@ std::string normalise_etag(std::string etag) {
 }
 
 constexpr int kMaxHops = 10;
+
+// A Xet file's HEAD names its Xet hash and the route of its read token: Link rel="xet-auth", else
+// X-Xet-Refresh-Route. A route on huggingface.co points at the configured endpoint instead, as in
+// huggingface_hub; a relative one is taken against the answering URL.
+void read_xet_fields(FileMetadata& m, const http::Response& res, const std::string& url, const std::string& endpoint) {
+  m.xet_hash = res.header("x-xet-hash");
+  if (m.xet_hash.empty()) return;
+  std::string route = http::link_with_rel(res.header("link"), "xet-auth");
+  if (route.empty()) route = res.header("x-xet-refresh-route");
+  if (route.empty()) return;
+  constexpr std::string_view kHub = "https://huggingface.co/";
+  if (route.rfind(kHub, 0) == 0) route = endpoint + "/" + route.substr(kHub.size());
+  route = join_url(url, route);
+  if (is_http_url(route)) m.xet_token_route = std::move(route);
+}
 
 Error non_http_redirect(std::string_view method, const std::string& from, const std::string& to) {
   return Error(ErrorCode::Protocol,
@@ -63,6 +79,7 @@ Expected<FileMetadata> HubClient::file_metadata(const RepoRef& repo, std::string
         return Error(ErrorCode::Protocol, "HEAD " + redact(url) + ": redirect without a valid X-Linked-Size");
       m.size = std::stoull(linked);
       m.location = next;
+      read_xet_fields(m, res, url, impl.options.endpoint);
       if (m.commit.empty() || m.etag.empty())
         return Error(ErrorCode::Protocol, "HEAD " + redact(url) + ": no X-Repo-Commit or ETag",
                      "the server is not a Hugging Face Hub (proxy or firewall?)");
@@ -85,6 +102,7 @@ Expected<FileMetadata> HubClient::file_metadata(const RepoRef& repo, std::string
                    "the server is not a Hugging Face Hub (proxy or firewall?)");
     m.size = std::stoull(size);
     m.location = url;
+    read_xet_fields(m, res, url, impl.options.endpoint);
     return m;
   }
   return Error(ErrorCode::Protocol, "too many redirects resolving " + std::string(path) + " in " + repo.id);
@@ -194,6 +212,24 @@ Status HubClient::download(const FileMetadata& meta, const fs::path& dest, std::
   }
   auto* progress = impl.options.progress.get();
   if (progress) progress->on_start(display_path, meta.size);
+  // Xet first, as the Python client; the Hub's whole-file URL stays the fallback for a CAS that
+  // cannot be reached or answers wrong (the bytes are checked either way).
+  if (is_xet_download(meta)) {
+    auto xet = download_xet(impl, meta, dest, display_path);
+    if (xet) {
+      if (progress) progress->on_complete(display_path);
+      return {};
+    }
+    if (xet.error().code == ErrorCode::Cancelled || xet.error().code == ErrorCode::Io) {
+      std::error_code ec;
+      fs::remove(dest, ec);
+      return std::move(xet).error();
+    }
+    impl.retry_notice()(xet.error().message + "; falling back to the whole-file URL", 1, 1,
+                        std::chrono::milliseconds(0));
+    sink.have = 0;
+    sink.reset_hash();
+  }
   auto fail = [&](Error e) -> Status {
     std::error_code ec;
     fs::remove(dest, ec);

@@ -31,8 +31,10 @@ struct ErrorContext {
 /// else the body as one line.
 [[nodiscard]] std::string server_message(const Response& response);
 
-/// The `rel="next"` target of a Link header, "" when there is none.
-[[nodiscard]] std::string next_link(std::string_view link_header);
+/// The target of the Link header entry with `rel` ("next" for pagination, "xet-auth" for a Xet
+/// file's token route), "" when there is none.
+[[nodiscard]] std::string link_with_rel(std::string_view link_header, std::string_view rel);
+[[nodiscard]] inline std::string next_link(std::string_view link_header) { return link_with_rel(link_header, "next"); }
 
 /// Follows pagination safely. Protocol when a page repeats a URL already visited, the listing runs
 /// past `max_pages`, or its entries past `max_entries`.

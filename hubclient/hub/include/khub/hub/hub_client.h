@@ -43,6 +43,8 @@ struct FileMetadata {
   std::string etag;         // normalised X-Linked-Etag / ETag
   std::uint64_t size = 0;
   std::string location;     // where to GET the bytes
+  std::string xet_hash;         // X-Xet-Hash: the file is stored with Xet (docs/xet.md "Download")
+  std::string xet_token_route;  // absolute URL of its read token (Link rel="xet-auth")
 };
 
 class HubClient {

@@ -1,0 +1,266 @@
+#include "xet_download.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "khub/base/hash.h"
+#include "khub/base/redact.h"
+#include "khub/xet/connection.h"
+#include "khub/xet/hash.h"
+#include "khub/xet/reconstruction.h"
+#include "khub/xet/xorb.h"
+
+namespace khub::hub {
+namespace fs = std::filesystem;
+
+namespace {
+
+// One piece of the file: a term of the reconstruction, where its bytes go, and the hashes of its
+// chunks once fetched (they make the file's Xet hash).
+struct Piece {
+  const xet::ReconstructionTerm* term = nullptr;
+  std::uint64_t file_offset = 0;
+  std::vector<xet::HashedSize> chunks;
+};
+
+// One range read: a fetch entry and the pieces it serves.
+struct Fetch {
+  const xet::FetchInfo* info = nullptr;
+  std::vector<Piece*> pieces;
+};
+
+Error xet_error(ErrorCode code, std::string_view path, const std::string& what) {
+  return Error(code, std::string(path) + ": Xet download: " + what);
+}
+
+Expected<xet::CasConnection> read_token(HubClient::Impl& impl, const std::string& route) {
+  KHUB_TRY(auto res, impl.send(impl.api_request("GET", route)));
+  if (!res.ok()) return http::hub_error("GET", route, res);
+  return xet::parse_cas_connection(res.body, res.header("x-xet-cas-url"), res.header("x-xet-access-token"),
+                                   res.header("x-xet-token-expiration"));
+}
+
+// The CAS gets its own token and never the Hub's, even when it shares the Hub's host.
+http::Request cas_request(const HubClient::Impl& impl, const xet::CasConnection& cas, std::string url) {
+  http::Request req;
+  req.url = std::move(url);
+  req.headers = {{"Authorization", "Bearer " + cas.access_token}};
+  req.timeout = impl.options.etag_timeout;
+  req.total_timeout = 3 * impl.options.etag_timeout;
+  return req;
+}
+
+Expected<xet::Reconstruction> query_reconstruction(HubClient::Impl& impl, const xet::CasConnection& cas,
+                                                   const FileMetadata& meta) {
+  auto req = cas_request(impl, cas, cas.cas_url + "/v1/reconstructions/" + meta.xet_hash);
+  req.headers.emplace_back("Range", "bytes=0-" + std::to_string(meta.size - 1));
+  KHUB_TRY(auto res, impl.send(req));
+  if (!res.ok()) return http::hub_error("GET", req.url, res);
+  return xet::parse_reconstruction(res.body);
+}
+
+// GET of a fetch URL (self-authorising: no Authorization) for exactly its byte range, with the
+// client's retry schedule for dropped connections and retryable statuses.
+Expected<std::string> fetch_records(HubClient::Impl& impl, const xet::FetchInfo& info) {
+  const std::uint64_t length = info.byte_end - info.byte_start + 1;
+  if (length > 2 * xet::kMaxXorbBytes) return Error(ErrorCode::Protocol, "a fetch range larger than any xorb");
+  const auto& policy = impl.options.retry;
+  for (int attempt = 0;; ++attempt) {
+    http::Request req;
+    req.url = info.url;
+    req.timeout = impl.options.download_timeout;
+    req.headers = {{"Range", "bytes=" + std::to_string(info.byte_start) + "-" + std::to_string(info.byte_end)}};
+    std::string body;
+    bool too_long = false;
+    req.on_body = [&](std::string_view part) {
+      if (body.size() + part.size() > length) return !(too_long = true);
+      body.append(part);
+      return true;
+    };
+    auto res = impl.perform(req);
+    if (too_long) return Error(ErrorCode::Protocol, "a fetch URL sent more than the byte range asked for");
+    if (res && res->ok()) {
+      if (body.size() == length) return body;
+      if (res->status == 200 && body.size() != length)
+        return Error(ErrorCode::Protocol, "a fetch URL ignored the byte range");
+    } else if (res && !http::is_retryable_status(res->status)) {
+      return http::hub_error("GET", info.url, *res);
+    }
+    if (attempt >= policy.max_retries) {
+      if (!res) return std::move(res).error();
+      if (!res->ok()) return http::hub_error("GET", info.url, *res);
+      return Error(ErrorCode::Network, "a fetch URL's answer ended early, " + std::to_string(attempt + 1) + " times");
+    }
+    http::pause_before_retry(impl.retry_notice(), "GET " + redact(info.url), attempt, policy.max_retries,
+                             http::retry_wait(policy, attempt, res ? &res.value() : nullptr));
+  }
+}
+
+Status write_at(int fd, const std::byte* data, std::size_t n, std::uint64_t offset) {
+  while (n > 0) {
+    const ssize_t w = ::pwrite(fd, data, n, static_cast<off_t>(offset));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return Error(ErrorCode::Io, std::string("cannot write the download: ") + std::strerror(errno));
+    data += w;
+    n -= static_cast<std::size_t>(w);
+    offset += static_cast<std::uint64_t>(w);
+  }
+  return {};
+}
+
+// Decodes the fetched records (chunks info.chunk_start.. in order) and writes each piece's chunks
+// where they belong in the file, hashing every chunk on the way.
+Status place_records(const Fetch& fetch, const std::string& records, int fd, std::uint64_t& written) {
+  auto rest = std::as_bytes(std::span(records));
+  std::vector<std::byte> chunk;
+  std::vector<std::uint64_t> placed(fetch.pieces.size(), 0);
+  for (std::uint32_t index = fetch.info->chunk_start; index < fetch.info->chunk_end; ++index) {
+    chunk.clear();
+    KHUB_TRY(const std::size_t used, xet::decode_record(rest, chunk));
+    rest = rest.subspan(used);
+    std::optional<xet::Hash> hash;
+    for (std::size_t p = 0; p < fetch.pieces.size(); ++p) {
+      Piece& piece = *fetch.pieces[p];
+      if (index < piece.term->chunk_start || index >= piece.term->chunk_end) continue;
+      if (placed[p] + chunk.size() > piece.term->unpacked_length)
+        return Error(ErrorCode::Integrity, "a term's chunks hold more bytes than its length");
+      if (!hash) hash = xet::chunk_hash(chunk);
+      piece.chunks.push_back({*hash, chunk.size()});
+      KHUB_CHECK(write_at(fd, chunk.data(), chunk.size(), piece.file_offset + placed[p]));
+      placed[p] += chunk.size();
+      written += chunk.size();
+    }
+  }
+  for (std::size_t p = 0; p < fetch.pieces.size(); ++p)
+    if (placed[p] != fetch.pieces[p]->term->unpacked_length)
+      return Error(ErrorCode::Integrity, "a term's chunks hold fewer bytes than its length");
+  return {};
+}
+
+// Splits the reconstruction into pieces at their file offsets and the range reads that serve them.
+// Requires the whole file: terms summing to its size from offset 0.
+Expected<std::vector<Fetch>> plan_fetches(const xet::Reconstruction& r, std::vector<Piece>& pieces,
+                                          std::uint64_t size) {
+  if (r.offset_into_first_range != 0) return Error(ErrorCode::Protocol, "the answer does not start at byte 0");
+  std::uint64_t offset = 0;
+  pieces.reserve(r.terms.size());
+  for (const auto& t : r.terms) {
+    pieces.push_back({&t, offset, {}});
+    offset += t.unpacked_length;
+  }
+  if (offset != size)
+    return Error(ErrorCode::Integrity, "the terms add up to " + std::to_string(offset) + " bytes, the file has " +
+                                           std::to_string(size));
+  std::vector<Fetch> fetches;
+  std::map<const xet::FetchInfo*, std::size_t> index;
+  for (auto& piece : pieces) {
+    const auto& entries = r.fetch_info.at(piece.term->xorb);  // parse_reconstruction checked coverage
+    const xet::FetchInfo* chosen = nullptr;
+    for (const auto& e : entries)
+      if (e.chunk_start <= piece.term->chunk_start && piece.term->chunk_end <= e.chunk_end) {
+        chosen = &e;
+        break;
+      }
+    auto [it, added] = index.emplace(chosen, fetches.size());
+    if (added) fetches.push_back({chosen, {}});
+    fetches[it->second].pieces.push_back(&piece);
+  }
+  return fetches;
+}
+
+}  // namespace
+
+bool is_xet_download(const FileMetadata& meta) {
+  return !meta.xet_hash.empty() && !meta.xet_token_route.empty() && meta.size > 0 && meta.etag.size() == 64 &&
+         xet::parse_hash(meta.xet_hash).has_value();
+}
+
+Status download_xet(HubClient::Impl& impl, const FileMetadata& meta, const fs::path& dest,
+                    std::string_view display_path) {
+  const int fd = ::open(dest.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) return Error(ErrorCode::Io, "cannot create " + dest.string() + ": " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  auto fail = [&](Error e) -> Status {
+    if (::ftruncate(fd, 0) != 0) e.note("could not empty " + dest.string());
+    return e;
+  };
+
+  auto cas = read_token(impl, meta.xet_token_route);
+  if (!cas) return fail(std::move(cas).error());
+  auto answer = query_reconstruction(impl, *cas, meta);
+  if (!answer) return fail(std::move(answer).error());
+  std::vector<Piece> pieces;
+  auto fetches = plan_fetches(*answer, pieces, meta.size);
+  if (!fetches) return fail(xet_error(fetches.error().code, display_path, fetches.error().message));
+
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex mutex;  // guards first_error, done and the progress sink
+  std::optional<Error> first_error;
+  std::uint64_t done = 0;
+  auto* progress = impl.options.progress.get();
+  auto worker = [&] {
+    while (!failed.load()) {
+      const std::size_t i = next.fetch_add(1);
+      if (i >= fetches->size()) return;
+      const Fetch& fetch = (*fetches)[i];
+      std::uint64_t written = 0;
+      auto records = fetch_records(impl, *fetch.info);
+      Status placed = records ? place_records(fetch, *records, fd, written) : Status(std::move(records).error());
+      std::lock_guard<std::mutex> lock(mutex);
+      if (placed) {
+        done += written;
+        if (progress && !progress->on_bytes(display_path, done, meta.size))
+          placed = Error(ErrorCode::Cancelled, "download of " + std::string(display_path) + " cancelled");
+      }
+      if (!placed) {
+        if (!first_error) first_error = std::move(placed).error();
+        failed = true;
+      }
+    }
+  };
+  const std::size_t threads =
+      std::min<std::size_t>(fetches->size(), static_cast<std::size_t>(std::max(1, impl.options.max_parallel_downloads)));
+  if (threads <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+  }
+  if (first_error) {
+    if (first_error->code == ErrorCode::Cancelled) return fail(std::move(*first_error));
+    return fail(xet_error(first_error->code, display_path, first_error->message));
+  }
+
+  // The chunks' hashes, in file order, must make the file's Xet hash: every byte is checked against
+  // the name the Hub gave, before the sha256 the cache is keyed by.
+  std::vector<xet::HashedSize> leaves;
+  for (const auto& p : pieces) leaves.insert(leaves.end(), p.chunks.begin(), p.chunks.end());
+  if (const auto got = xet::file_hash(leaves).str(); got != meta.xet_hash)
+    return fail(Error(ErrorCode::Integrity, std::string(display_path) + ": Xet hash mismatch",
+                      "the download was corrupted or the server is misbehaving; nothing was kept, retry")
+                    .note("expected " + meta.xet_hash + ", got " + got));
+  if (::fdatasync(fd) != 0) return fail(Error(ErrorCode::Io, "cannot sync " + dest.string() + ": " + std::strerror(errno)));
+  auto sha = hash_file(dest, HashAlgorithm::Sha256);
+  if (!sha) return fail(std::move(sha).error());
+  if (const auto got = to_hex(*sha); got != meta.etag)
+    return fail(Error(ErrorCode::Integrity, std::string(display_path) + ": sha256 mismatch",
+                      "the download was corrupted or the server is misbehaving; nothing was kept, retry")
+                    .note("expected " + meta.etag + " (etag), got " + got));
+  return {};
+}
+
+}  // namespace khub::hub
