@@ -1,6 +1,7 @@
 // khub verify REPO: re-checks cached variants without any HTTP — every blob against its etag and the
 // metadata.json digest, and with --signature each variant's metadata.json.sigstore (as
-// `kernels verify-signature`). Exit 0 when all match, 1 naming each mismatching file, 2 on usage errors.
+// `kernels verify-signature`); with --all every file of the revision, against the cached tree listing
+// where there is one. Exit 0 when all match, 1 naming each mismatching file, 2 on usage errors.
 #include <algorithm>
 
 #include "hub_cli.h"
@@ -16,6 +17,7 @@ struct VerifyOptions {
   std::string repo;
   std::vector<std::string> variants;
   HubFlags hub;
+  bool all = false;  // every file of the revision instead of the variants
   bool signature = false;
   std::vector<std::string> trusted_keys;       // PEM files
   std::vector<std::string> trusted_workflows;  // https://github.com/ORG/REPO/.github/workflows/F@REF
@@ -67,29 +69,64 @@ Json to_json(const hub::RepoRevision& at, const std::vector<hub::VariantCheck>& 
   return {{"repo_id", at.repo.id}, {"commit", at.commit}, {"variants", std::move(variants)}, {"ok", ok}};
 }
 
+// The revision the flags name and its commit, from the cache alone (the client is offline).
+Expected<hub::RepoRevision> cached_revision(hub::HubClient& client, const VerifyOptions& opts) {
+  // --all names a whole revision, main unless one is named, as `khub download --all` does.
+  const auto lookup = lookup_for(opts.repo, opts.hub,
+                                 opts.all ? hub::RepoLookup::Default::Main : hub::RepoLookup::Default::NewestVersion);
+  KHUB_TRY(auto at, hub::choose_revision(client, lookup));
+  auto found = hub::find_commit(client, at, !lookup.type);
+  if (found) return at;
+  if (found.error().code != ErrorCode::OfflineMiss) return std::move(found).error();
+  // The library's text speaks of an offline Hub (kernels' words); verify is offline by design.
+  const auto& id = at.repo.id;
+  const std::string v = at.version ? std::to_string(*at.version) : "";
+  const std::string what = at.version ? "version " + v : "revision '" + at.revision + "'";
+  const std::string download = "khub download " + id + (opts.all ? " --all" : "") +
+                               (at.version ? " --version " + v : " --revision " + at.revision);
+  return Error(ErrorCode::OfflineMiss, what + " of '" + id + "' is not in the cache; khub verify checks the cache only",
+               "run `" + download + "` first (`khub versions " + id + "` lists the versions)");
+}
+
+Json to_json(const hub::RepoRevision& at, const hub::SnapshotCheck& c) {
+  return {{"repo_id", at.repo.id}, {"commit", at.commit}, {"files", c.cached_files},
+          {"tree_listing", c.has_listing}, {"expected_files", c.expected_files}, {"complete", c.complete},
+          {"problems", c.problems}, {"missing", c.missing}, {"ok", c.passed}};
+}
+
+// --all: every cached file of the revision.
+int verify_snapshot(hub::HubClient& client, const hub::RepoRevision& at, const VerifyOptions& opts) {
+  const hub::CacheLayout cache = hub::cache_of(client);
+  auto check = hub::verify_cached_snapshot(cache, at.repo, at.commit);
+  if (!check) return report_error(check.error());
+  const auto& c = *check;
+  print_result(opts.hub.json, to_json(at, c), [&](std::ostream& out, const Json&) {
+    out << (c.passed ? "ok    " : "FAIL  ") << at.repo.id << " " << at.commit << ": ";
+    if (!c.has_listing) out << c.cached_files << " files (no cached tree listing: completeness unknown)\n";
+    else out << c.cached_files << " of " << c.expected_files << " files cached\n";
+    for (const auto& p : c.problems) std::cerr << "error: " << p << '\n';
+    for (const auto& m : c.missing) std::cerr << "error: " << m << ": not in the cache\n";
+    if (!c.ok)
+      std::cerr << "  hint: remove the bad files (`rm -r " << cache.repo_dir(at.repo).string()
+                << "`) and download again\n";
+    else if (!c.complete)
+      std::cerr << "  hint: download the missing files (`khub download " << at.repo.id << " --all --revision "
+                << at.commit << "`)\n";
+  });
+  return c.passed ? kOk : kFailure;
+}
+
 int run_verify(const VerifyOptions& opts) {
   std::optional<signing::SigstoreTrustRoot> sigstore_root;
   auto trust = signature_trust(opts, sigstore_root);
   if (!trust) return report_error(trust.error());
   auto options = client_options(opts.hub);
   if (!options) return report_error(options.error());
-  options->offline = true;  // verification reads the cache only; default: the newest cached version
+  options->offline = true;  // verification reads the cache only
   hub::HubClient client(*options);
-  const auto lookup = lookup_for(opts.repo, opts.hub);
-  auto at = hub::choose_revision(client, lookup);
+  auto at = cached_revision(client, opts);
   if (!at) return report_error(at.error());
-  if (auto found = hub::find_commit(client, *at, !lookup.type); !found) {
-    if (found.error().code != ErrorCode::OfflineMiss) return report_error(found.error());
-    // The library's text speaks of an offline Hub (kernels' words); verify is offline by design.
-    const auto& id = at->repo.id;
-    const std::string v = at->version ? std::to_string(*at->version) : "";
-    const std::string what = at->version ? "version " + v : "revision '" + at->revision + "'";
-    const std::string download =
-        "khub download " + id + (at->version ? " --version " + v : " --revision " + at->revision);
-    return report_error(Error(ErrorCode::OfflineMiss,
-                              what + " of '" + id + "' is not in the cache; khub verify checks the cache only",
-                              "run `" + download + "` first (`khub versions " + id + "` lists the versions)"));
-  }
+  if (opts.all) return verify_snapshot(client, *at, opts);
   const hub::CacheLayout cache = hub::cache_of(client);
   auto checks = hub::verify_cached(cache, at->repo, at->commit, opts.variants, opts.signature ? &*trust : nullptr);
   if (!checks) return report_error(checks.error());
@@ -124,9 +161,14 @@ void setup_verify(CLI::App& root) {
   auto opts = std::make_shared<VerifyOptions>();
   auto* cmd = root.add_subcommand("verify", "Check cached kernel files against their hashes and digest (no network)");
   cmd->add_option("repo", opts->repo, "Repo id")->required();
-  cmd->add_option("--variant", opts->variants, "Variant(s) to check (default: every cached one)");
-  cmd->add_flag("--signature", opts->signature,
-                 "Also verify each variant's metadata.json.sigstore (as `kernels verify-signature`)");
+  auto* variant = cmd->add_option("--variant", opts->variants, "Variant(s) to check (default: every cached one)");
+  auto* signature = cmd->add_flag("--signature", opts->signature,
+                                  "Also verify each variant's metadata.json.sigstore (as `kernels verify-signature`)");
+  cmd->add_flag("--all", opts->all,
+                "Check every cached file of the revision (default main), and that none its cached tree listing "
+                "names is missing")
+      ->excludes(variant)
+      ->excludes(signature);
   cmd->add_option("--trusted-key", opts->trusted_keys, "PEM public key that may have signed (key-pair bundles)")
       ->check(kNotEmpty);
   cmd->add_option("--trusted-workflow", opts->trusted_workflows,

@@ -125,6 +125,59 @@ TEST_F(CliTest, VerifyTellsPartialDownloadsFromDamage) {
   EXPECT_FALSE(nlohmann::json::parse(named.out)["variants"][0]["ok"].get<bool>());
 }
 
+// verify --all checks a whole revision as download --all fetched it: every file against its blob
+// and the cached tree listing, and none of the listed files missing.
+TEST_F(CliTest, VerifyAllChecksEveryFileOfTheRevision) {
+  auto dl = khub_cli(env_, "download org/relu --all -q");  // main: the fixture's main is v1's commit
+  ASSERT_EQ(dl.code, 0) << dl.out;
+  auto ok = khub_cli(env_, "verify org/relu --all --json");
+  ASSERT_EQ(ok.code, 0) << ok.out;
+  auto j = nlohmann::json::parse(ok.out);
+  EXPECT_EQ(j["commit"], commit_);
+  EXPECT_TRUE(j["ok"].get<bool>());
+  EXPECT_TRUE(j["tree_listing"].get<bool>());
+  EXPECT_EQ(j["files"], 5);
+  EXPECT_EQ(j["expected_files"], 5);
+  auto text = khub_cli(env_, "verify org/relu --all --revision main");
+  EXPECT_EQ(text.code, 0);
+  EXPECT_EQ(text.out, "ok    org/relu " + commit_ + ": 5 of 5 files cached\n");
+
+  // A file missing from the snapshot: incomplete, which --all does not pass.
+  const fs::path snapshot = cache_.path() / "kernels--org--relu" / "snapshots" / commit_;
+  fs::remove(snapshot / "build" / kVariant / "_ops.py");
+  auto part = khub_cli(env_, "verify org/relu --all --json");
+  EXPECT_EQ(part.code, 1);
+  j = nlohmann::json::parse(part.out);
+  EXPECT_FALSE(j["ok"].get<bool>());
+  EXPECT_FALSE(j["complete"].get<bool>());
+  EXPECT_EQ(j["problems"].size(), 0u) << part.out;
+  EXPECT_EQ(j["missing"], nlohmann::json::array({"build/" + kVariant + "/_ops.py"}));
+  // A damaged blob: named among the problems.
+  fs::path blob = fs::canonical(snapshot / "build" / kVariant / "__init__.py");
+  fs::permissions(blob, fs::perms::owner_write, fs::perm_options::add);
+  { std::ofstream(blob, std::ios::binary | std::ios::in | std::ios::out) << "XX"; }
+  auto bad = khub_cli(env_, "verify org/relu --all --json");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(nlohmann::json::parse(bad.out)["problems"].dump().find("__init__.py: git sha1 mismatch"), std::string::npos)
+      << bad.out;
+
+  // No listing (files fetched one by one, as hf_hub_download leaves them): blobs only, completeness unknown.
+  TempDir other;
+  const std::string other_env = "HF_ENDPOINT=" + hub_.endpoint() + " HF_HUB_CACHE=" + other.path().string();
+  ASSERT_EQ(khub_cli(other_env, "download org/relu build/" + kVariant + "/__init__.py --revision v1 -q").code, 0);
+  auto unlisted = khub_cli(other_env, "verify org/relu --all --revision v1");
+  EXPECT_EQ(unlisted.code, 0);
+  EXPECT_EQ(unlisted.out, "ok    org/relu " + commit_ + ": 1 files (no cached tree listing: completeness unknown)\n");
+
+  // --all checks files, not variants: --variant and --signature do not go with it.
+  EXPECT_EQ(khub_cli(env_, "verify org/relu --all --variant " + kVariant).code, 2);
+  EXPECT_EQ(khub_cli(env_, "verify org/relu --all --signature").code, 2);
+  auto uncached = khub_cli(env_, "verify org/relu --all --revision v7 --json");
+  EXPECT_EQ(uncached.code, 1);
+  EXPECT_EQ(nlohmann::json::parse(uncached.out)["error"]["hint"],
+            "run `khub download org/relu --all --revision v7` first (`khub versions org/relu` lists the versions)");
+}
+
 // Without --version or --revision, download / verify / info take the newest version (as `info`
 // always did), and a cache that lacks the repo is named as such, not listed as "no versions".
 TEST_F(CliTest, DefaultsToTheNewestVersionAndNamesWhatIsMissing) {

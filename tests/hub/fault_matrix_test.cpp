@@ -13,6 +13,7 @@
 
 #include "fixture_hub.h"
 #include "khub/base/hash.h"
+#include "khub/hub/cache_tree.h"
 #include "khub/hub/download.h"
 #include "khub/hub/lookup.h"
 #include "test_util.h"
@@ -210,7 +211,12 @@ class FaultMatrix : public ::testing::TestWithParam<Param> {
         EXPECT_EQ(test::slurp(e.path()), files_[path]) << rel;
       } else if (top == ".staging") {  // where pointers and refs are made: empty between calls
         EXPECT_TRUE(e.is_directory()) << "left in staging: " << rel;
-      } else if (top != "refs" && top != "blobs" && top != "snapshots") {
+      } else if (top == "trees" && e.is_regular_file()) {  // the commit's listing, whole or not at all
+        EXPECT_EQ(rel.generic_string(), "trees/" + commit_ + ".json");
+        auto listing = read_tree_listing(layout, repo_, commit_);
+        ASSERT_TRUE(listing) << "unreadable " << rel;
+        EXPECT_EQ(listing->size(), files_.size()) << rel;
+      } else if (top != "refs" && top != "blobs" && top != "snapshots" && top != "trees") {
         ADD_FAILURE() << "unexpected " << rel;
       }
     }

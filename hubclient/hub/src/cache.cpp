@@ -29,6 +29,9 @@ fs::path CacheLayout::ref_file(const RepoRef& repo, std::string_view revision) c
 fs::path CacheLayout::no_exist(const RepoRef& repo, std::string_view commit, std::string_view path) const {
   return repo_dir(repo) / ".no_exist" / std::string(commit) / std::string(path);
 }
+fs::path CacheLayout::tree_listing(const RepoRef& repo, std::string_view commit) const {
+  return repo_dir(repo) / "trees" / (std::string(commit) + ".json");
+}
 fs::path CacheLayout::staging_dir(const RepoRef& repo) const { return repo_dir(repo) / ".staging"; }
 fs::path CacheLayout::lock_file(const RepoRef& repo, std::string_view etag) const {
   return root_ / ".locks" / repo_folder_name(repo) / (std::string(etag) + ".lock");
@@ -121,6 +124,24 @@ Status link_snapshot_file(const CacheLayout& cache, const RepoRef& repo, std::st
   }
   if (ec) return cache_write_error(what + ": " + ec.message());
   return {};
+}
+
+namespace {
+// The Cache Directory Tagging Standard's signature line, then huggingface_hub's comment lines: the
+// same bytes, so a cache filled by either client is the same.
+constexpr std::string_view kCachedirTag =
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by huggingface_hub.\n"
+    "# For information about cache directory tags, see:\n"
+    "#\thttps://bford.info/cachedir/\n";
+}  // namespace
+
+Status tag_cache_dir(const CacheLayout& cache, const RepoRef& repo) {
+  std::error_code ec;
+  if (fs::exists(cache.cachedir_tag(), ec)) return {};
+  // Staged in the repo's .staging/: a temp name at the root would look like a broken repo folder to
+  // huggingface_hub's scan_cache_dir. Two writers at once rename the same bytes.
+  return write_file_atomic(cache.cachedir_tag(), kCachedirTag, 0644, cache.staging_dir(repo));
 }
 
 Status mark_missing(const CacheLayout& cache, const RepoRef& repo, std::string_view commit, std::string_view path) {

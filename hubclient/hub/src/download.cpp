@@ -127,6 +127,8 @@ Expected<fs::path> fetch_file(HubClient& client, const RepoRef& repo, std::strin
 
   fs::path file = cache.snapshot_file(repo, meta.commit, path);
   if (present(file)) return file;
+  // As huggingface_hub, before a new file is linked. Best effort there too: only backup tools read it.
+  (void)tag_cache_dir(cache, repo);
   fs::path blob = cache.blob(repo, meta.etag);
   if (!present(blob)) {
     std::error_code ec;

@@ -130,6 +130,7 @@ Expected<std::vector<TreeEntry>> HubClient::list_tree(const RepoRef& repo, std::
         if (lfs.contains("oid") && lfs["oid"].is_string()) t.lfs_oid = lfs["oid"].get<std::string>();
         if (lfs.contains("size") && lfs["size"].is_number_unsigned()) t.size = lfs["size"].get<std::uint64_t>();
       }
+      if (e.contains("xetHash") && e["xetHash"].is_string()) t.xet_hash = e["xetHash"].get<std::string>();
       out.push_back(std::move(t));
     }
     KHUB_TRY(bool more, pages.advance(res));

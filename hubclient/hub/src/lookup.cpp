@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "khub/hub/cache.h"
+#include "khub/hub/cache_tree.h"
 #include "khub/hub/download.h"
 #include "khub/variants/resolve.h"
 
@@ -68,11 +69,26 @@ Expected<std::vector<std::string>> download_files(HubClient& client, const RepoR
     for (const auto& p : paths) KHUB_CHECK(fetch_file(client, repo, commit, p));
     return paths;
   }
-  if (client.options().offline) return cached_snapshot_files(cache_of(client), repo, commit);
-  KHUB_TRY(auto tree, client.list_tree(repo, commit, "", true));
-  KHUB_CHECK(fetch_files(client, repo, commit, tree));
+  const CacheLayout cache = cache_of(client);
+  if (client.options().offline) return offline_snapshot_files(cache, repo, commit);
+  // As snapshot_download: a commit's listing never changes, so a cached one saves the request, and
+  // a fresh one is cached before the files (best effort there too: the download does not need it).
+  auto tree = read_tree_listing(cache, repo, commit);
+  const bool cached_listing = tree.has_value();
+  if (!tree) {
+    KHUB_TRY(tree, client.list_tree(repo, commit, "", true));
+    (void)write_tree_listing(cache, repo, commit, *tree);
+  }
+  if (auto fetched = fetch_files(client, repo, commit, *tree); !fetched) {
+    // A cached listing the Hub's answers contradict would fail every later call the same way: it
+    // goes, and the next call lists the commit again.
+    std::error_code ec;
+    if (cached_listing && fetched.error().code == ErrorCode::Integrity)
+      std::filesystem::remove(cache.tree_listing(repo, commit), ec);
+    return std::move(fetched).error();
+  }
   std::vector<std::string> files;
-  for (const auto& e : tree)
+  for (const auto& e : *tree)
     if (!e.directory) files.push_back(e.path);
   return files;
 }

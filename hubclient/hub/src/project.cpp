@@ -7,6 +7,7 @@
 #include "kernel_internal.h"
 #include "khub/base/fs.h"
 #include "khub/base/hash.h"
+#include "khub/hub/cache_tree.h"
 #include "khub/hub/download.h"
 #include "khub/protocol/digest.h"
 #include "khub/protocol/metadata.h"
@@ -17,8 +18,24 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The hash of `file` in the form of `etag`: sha256 for 64 hex digits, else the git blob sha1; ""
+// when the file cannot be read.
+std::string hash_like(const fs::path& file, std::string_view etag) {
+  if (etag.size() == 64) {
+    auto raw = hash_file(file, HashAlgorithm::Sha256);
+    return raw ? to_hex(*raw) : "";
+  }
+  auto sha = git_blob_sha1_file(file);
+  return sha ? *sha : "";
+}
+
+std::string hash_mismatch(const std::string& where, std::string_view etag, const std::string& got) {
+  return where + ": " + (etag.size() == 64 ? "sha256" : "git sha1") + " mismatch (expected " + std::string(etag) +
+         ", got " + got + ")";
+}
+
 // The blob behind each cached file must hash to its own name.
-void check_blobs(const fs::path& dir, const std::string& prefix, VariantCheck& check) {
+void check_blobs(const fs::path& dir, const std::string& prefix, std::vector<std::string>& problems) {
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
@@ -28,27 +45,66 @@ void check_blobs(const fs::path& dir, const std::string& prefix, VariantCheck& c
     std::string etag = fs::read_symlink(it->path(), entry_ec).filename().string();
     if (entry_ec && !fs::exists(fs::symlink_status(it->path(), entry_ec))) continue;  // renamed away meanwhile
     if (!fs::exists(it->path(), entry_ec)) {
-      check.problems.push_back(prefix + rel + ": blob " + etag + " is missing");
+      problems.push_back(prefix + rel + ": blob " + etag + " is missing");
       continue;
     }
-    std::string got;
-    if (etag.size() == 64) {
-      auto raw = hash_file(it->path(), HashAlgorithm::Sha256);
-      if (raw) got = to_hex(*raw);
-    } else if (etag.size() == 40) {
-      auto sha = git_blob_sha1_file(it->path());
-      if (sha) got = *sha;
-    } else {
-      continue;
-    }
-    if (got != etag)
-      check.problems.push_back(prefix + rel + ": " + (etag.size() == 64 ? "sha256" : "git sha1") +
-                               " mismatch (expected " + etag + ", got " + got + ")");
+    if (etag.size() != 64 && etag.size() != 40) continue;
+    if (std::string got = hash_like(it->path(), etag); got != etag)
+      problems.push_back(hash_mismatch(prefix + rel, etag, got));
   }
-  if (ec) check.problems.push_back(prefix + ": cannot read the folder: " + ec.message());  // a walk cut short
+  if (ec) problems.push_back(prefix + ": cannot read the folder: " + ec.message());  // a walk cut short
+}
+
+// Each file the listing names against it: present, its blob (a copy's content) and its size; and
+// no file it does not name.
+void check_against_listing(const fs::path& dir, const std::vector<TreeEntry>& listing,
+                           const std::vector<std::string>& cached, SnapshotCheck& check) {
+  std::vector<std::string> listed;
+  for (const auto& e : listing) {
+    listed.push_back(e.path);
+    const fs::path file = dir / e.path;
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(file, ec))) {
+      check.missing.push_back(e.path);
+      continue;
+    }
+    // A dangling pointer: check_blobs names it.
+    if (!std::binary_search(cached.begin(), cached.end(), e.path)) continue;
+    if (fs::is_symlink(file, ec)) {
+      const std::string blob = fs::read_symlink(file, ec).filename().string();
+      if (blob != e.etag())
+        check.problems.push_back(e.path + ": its blob " + blob + " is not " + e.etag() + " (tree listing)");
+    } else if (std::string got = hash_like(file, e.etag()); got != e.etag()) {
+      check.problems.push_back(hash_mismatch(e.path, e.etag(), got));  // a copy (copy-mode cache): no blob name
+    }
+    const std::uintmax_t size = fs::file_size(file, ec);
+    if (!ec && size != e.size)
+      check.problems.push_back(e.path + ": " + std::to_string(size) + " bytes, the tree listing says " +
+                               std::to_string(e.size));
+  }
+  for (const auto& f : cached)
+    if (!std::binary_search(listed.begin(), listed.end(), f))
+      check.problems.push_back(f + ": not a file of this commit (tree listing)");
 }
 
 }  // namespace
+
+Expected<SnapshotCheck> verify_cached_snapshot(const CacheLayout& cache, const RepoRef& repo, std::string_view commit) {
+  KHUB_TRY(auto cached, cached_snapshot_files(cache, repo, commit));
+  SnapshotCheck check;
+  check.cached_files = cached.size();
+  const fs::path dir = cache.snapshot_dir(repo, commit);
+  check_blobs(dir, "", check.problems);
+  if (auto listing = read_tree_listing(cache, repo, commit)) {
+    check.has_listing = true;
+    check.expected_files = listing->size();
+    check_against_listing(dir, *listing, cached, check);
+  }
+  check.ok = check.problems.empty();
+  check.complete = check.missing.empty();
+  check.passed = check.ok && check.complete;
+  return check;
+}
 
 Expected<std::vector<VariantCheck>> verify_cached(const CacheLayout& cache, const RepoRef& repo,
                                                   std::string_view commit, const std::vector<std::string>& wanted,
@@ -74,7 +130,7 @@ Expected<std::vector<VariantCheck>> verify_cached(const CacheLayout& cache, cons
       return Error(ErrorCode::OfflineMiss, prefix + " of " + repo.id + " is not in the cache",
                    "download it first (`khub download " + repo.id + "`)");
     check.has_signature = fs::exists(dir / "metadata.json.sigstore", ec);
-    check_blobs(dir, prefix, check);
+    check_blobs(dir, prefix, check.problems);
     auto meta = protocol::read_metadata(dir / "metadata.json");
     if (!meta) {
       check.problems.push_back(prefix + "metadata.json: " + meta.error().message);

@@ -29,6 +29,10 @@ class CacheLayout {
   /// renamed into place, so that nothing walking snapshots/, refs/ or .no_exist/ (a digest check,
   /// huggingface_hub's scan_cache_dir) ever sees an in-flight temp name. Other clients ignore it.
   [[nodiscard]] std::filesystem::path staging_dir(const RepoRef& repo) const;
+  /// <repo folder>/trees/<commit>.json: the commit's tree listing snapshot_download caches.
+  [[nodiscard]] std::filesystem::path tree_listing(const RepoRef& repo, std::string_view commit) const;
+  /// CACHEDIR.TAG at the root, which tells backup tools to skip the cache.
+  [[nodiscard]] std::filesystem::path cachedir_tag() const { return root_ / "CACHEDIR.TAG"; }
   /// .locks/<repo folder>/<etag>.lock
   [[nodiscard]] std::filesystem::path lock_file(const RepoRef& repo, std::string_view etag) const;
 
@@ -50,6 +54,9 @@ class CacheLayout {
 /// only ever holds complete pointers, whatever other processes do at the same time.
 [[nodiscard]] Status link_snapshot_file(const CacheLayout& cache, const RepoRef& repo, std::string_view commit,
                                         std::string_view path, std::string_view etag, bool copy);
+/// Writes CACHEDIR.TAG (huggingface_hub's bytes) atomically when the root has none; huggingface_hub
+/// does so each time it is about to link a new snapshot file.
+[[nodiscard]] Status tag_cache_dir(const CacheLayout& cache, const RepoRef& repo);
 /// Creates the empty .no_exist/<commit>/<path> marker.
 [[nodiscard]] Status mark_missing(const CacheLayout& cache, const RepoRef& repo, std::string_view commit,
                                   std::string_view path);

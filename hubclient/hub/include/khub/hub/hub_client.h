@@ -21,6 +21,7 @@ struct TreeEntry {
   std::string oid;         // git blob sha1 (files) or tree id (directories)
   std::uint64_t size = 0;  // real size, LFS included
   std::string lfs_oid;     // sha256 for LFS/Xet files, else empty
+  std::string xet_hash;    // the listing's xetHash for files the Hub stores with Xet, else empty
   /// The name the file's blob gets in the cache: sha256 for LFS files, else the git sha1.
   [[nodiscard]] const std::string& etag() const { return lfs_oid.empty() ? oid : lfs_oid; }
 };

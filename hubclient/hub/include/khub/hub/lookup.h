@@ -83,9 +83,10 @@ struct RepoVersions {
 /// settings are left at their defaults.
 [[nodiscard]] Expected<KernelRequest> kernel_request(HubClient& client, const RepoLookup& lookup);
 
-/// Downloads `paths` of `repo` at `commit`, or with `all` every file of the revision (offline: what
-/// its cached snapshot holds, as huggingface_hub's snapshot_download). Returns the files: `paths`,
-/// or the revision's files.
+/// Downloads `paths` of `repo` at `commit`, or with `all` every file of the revision, as
+/// huggingface_hub's snapshot_download: the commit's tree listing from the cache (trees/<commit>.json)
+/// or the Hub (then cached); offline, what the cached snapshot holds, which must be every file of a
+/// cached listing (offline_snapshot_files). Returns the files: `paths`, or the revision's files.
 [[nodiscard]] Expected<std::vector<std::string>> download_files(HubClient& client, const RepoRef& repo,
                                                                 std::string_view commit,
                                                                 const std::vector<std::string>& paths, bool all);

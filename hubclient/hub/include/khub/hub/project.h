@@ -39,6 +39,25 @@ struct VariantCheck {
     const CacheLayout& cache, const RepoRef& repo, std::string_view commit, const std::vector<std::string>& variants,
     const signing::SignatureTrust* signature_trust = nullptr);
 
+/// What `khub verify --all` finds in a whole cached revision.
+struct SnapshotCheck {
+  std::size_t cached_files = 0;       // files in snapshots/<commit>/
+  std::vector<std::string> problems;  // "<path>: …" lines
+  std::vector<std::string> missing;   // named by the cached tree listing, not in the snapshot at all
+  bool has_listing = false;           // trees/<commit>.json is cached: completeness is known
+  std::size_t expected_files = 0;     // files the listing names (0 without one)
+  bool ok = false;                    // no problems
+  bool complete = false;              // `missing` is empty
+  bool passed = false;                // ok and complete
+};
+
+/// Re-checks every cached file of `commit` without HTTP: each blob against its etag name and, when
+/// the commit's tree listing is cached (trees/<commit>.json, as snapshot_download leaves it), each
+/// file's blob and size against the listing, files it does not name, and the ones it names that
+/// are missing. Deletes nothing. OfflineMiss when the snapshot is not cached.
+[[nodiscard]] Expected<SnapshotCheck> verify_cached_snapshot(const CacheLayout& cache, const RepoRef& repo,
+                                                             std::string_view commit);
+
 /// `kernels lock`: reads [tool.kernels.dependencies] (repo id = major version) from a pyproject.toml
 /// and locks each dependency and, through the kernel-depends of every variant's metadata.json,
 /// each kernel it depends on: its commit, in kernels-data's KernelLocks form (what kernels 0.17
