@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -55,11 +56,24 @@ Json to_json(const publish::PushResult& r) {
           {"files_uploaded", r.files_uploaded},
           {"files_deleted", r.files_deleted},
           {"bytes_uploaded", r.bytes_uploaded},
+          {"bytes_deduplicated", r.bytes_deduplicated},
+          {"transfer", r.transfer.empty() ? Json(nullptr) : Json(r.transfer)},
           {"files_unchanged", r.files_unchanged},
           {"branch_created", r.branch_created},
           {"status", r.status},
           {"url", r.url},
           {"pull_requests", pull_requests_json(r)}};
+}
+
+std::string size_text(std::uint64_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " bytes";
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes) / 1024;
+  int unit = 0;
+  for (; value >= 1024 && unit < 3; ++unit) value /= 1024;
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f %s", value, units[unit]);
+  return text;
 }
 
 void print_text(std::ostream& out, const Json& r) {
@@ -74,6 +88,12 @@ void print_text(std::ostream& out, const Json& r) {
     out << "Kernel unchanged: " << url << '\n';
   } else {
     out << "Kernel uploaded: " << url << '\n';
+  }
+  if (status == "uploaded" || status == "pull_request_created") {
+    out << "Sent " << size_text(r["bytes_uploaded"].get<std::uint64_t>()) << " of file content ("
+        << size_text(r["bytes_deduplicated"].get<std::uint64_t>()) << " deduplicated";
+    if (r["transfer"].is_string()) out << ", " << (r["transfer"] == "xet" ? "Xet" : "LFS");
+    out << ")\n";
   }
 }
 

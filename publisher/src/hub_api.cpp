@@ -151,8 +151,10 @@ Expected<std::vector<RemoteFile>> HubSession::list_files(const std::string& revi
     KHUB_CHECK(pages.add_entries(j.size()));
     for (const auto& e : j) {
       if (text(e, "type") != "file") continue;
-      RemoteFile f{text(e, "path"), text(e, "oid"), std::nullopt};
+      RemoteFile f{text(e, "path"), text(e, "oid"), std::nullopt, std::nullopt, 0};
+      if (const Json& size = field(e, "size"); size.is_number_unsigned()) f.size = size.get<std::uint64_t>();
       if (field(e, "lfs").is_object()) f.lfs_oid = text(e["lfs"], "oid");
+      if (const std::string xet = text(e, "xetHash"); !xet.empty()) f.xet_hash = xet;
       out.push_back(std::move(f));
     }
     KHUB_TRY(bool more, pages.advance(r));
@@ -288,6 +290,17 @@ Expected<std::uint64_t> HubSession::lfs_upload(const LocalFile& file, const LfsA
     if (r.status < 200 || r.status >= 300) return http_error(verify, r);
   }
   return sent;
+}
+
+Expected<std::optional<xet::CasConnection>> HubSession::xet_write_token(const std::string& revision, bool create_pr) {
+  const Request req = request("GET", api_base() + "/xet-write-token/" + encode_segment(revision) +
+                                         (create_pr ? "?create_pr=1" : ""));
+  KHUB_TRY(auto r, call(req, true));
+  if (r.status != 200) return std::optional<xet::CasConnection>();
+  auto cas = xet::parse_cas_connection(r.body, r.header("X-Xet-Cas-Url"), r.header("X-Xet-Access-Token"),
+                                       r.header("X-Xet-Token-Expiration"));
+  if (!cas) return Error(cas.error().code, "GET " + req.url + ": " + cas.error().message);
+  return std::optional(std::move(cas).value());
 }
 
 Expected<CommitOutcome> HubSession::commit(const std::string& revision, const std::string& ndjson, bool create_pr) {

@@ -12,6 +12,7 @@
 #include "khub/base/repo_type.h"
 #include "khub/http/retry.h"
 #include "khub/http/transport.h"
+#include "khub/xet/connection.h"
 
 namespace khub::publish::detail {
 
@@ -63,6 +64,9 @@ class HubSession {
   /// Uploads one object per its action (basic PUT or multipart parts + completion), then verifies.
   /// Returns the content bytes sent.
   [[nodiscard]] Expected<std::uint64_t> lfs_upload(const LocalFile& file, const LfsAction& action);
+  /// GET …/xet-write-token/{rev}[?create_pr=1]: the CAS and a token for it when the Hub offers Xet
+  /// uploads, nothing when it does not (any answer but 200: the push uses LFS).
+  [[nodiscard]] Expected<std::optional<xet::CasConnection>> xet_write_token(const std::string& revision, bool create_pr);
   /// POST …/commit/{rev}[?create_pr=1] with an NDJSON body; not retried.
   [[nodiscard]] Expected<CommitOutcome> commit(const std::string& revision, const std::string& ndjson, bool create_pr);
 

@@ -4,17 +4,20 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "cas_session.h"
 #include "hub_api.h"
 #include "khub/base/hash.h"
 #include "khub/base/url.h"
 #include "khub/protocol/build_config.h"
 #include "khub/protocol/metadata.h"
 #include "khub/publish/upload_plan.h"
+#include "xet_upload.h"
 
 namespace khub::publish {
 namespace {
@@ -133,7 +136,8 @@ std::vector<Chunk> chunk_plan(const BranchPlan& plan, std::size_t max_ops) {
 
 class Pusher {
  public:
-  Pusher(const PushOptions& o, detail::HubSession& hub, PushResult& result) : o_(o), hub_(hub), result_(result) {}
+  Pusher(const PushOptions& o, http::Transport& transport, detail::HubSession& hub, PushResult& result)
+      : o_(o), transport_(transport), hub_(hub), result_(result) {}
 
   // Uploads one branch's plan in chunks; returns the last commit oid.
   Status push_branch(const BranchPlan& plan) {
@@ -149,7 +153,7 @@ class Pusher {
         if (info.should_ignore) continue;
         (info.lfs ? lfs : regular).push_back(&f);
       }
-      KHUB_CHECK(upload_lfs(lfs, o_.create_pr ? std::nullopt : std::optional<std::string>(plan.branch)));
+      KHUB_CHECK(upload_content(lfs, plan, revision, open_pr));
       std::string summary = "Uploaded using `" + o_.tool_name + "`" +
                             (chunks.size() > 1 ? " (batch " + std::to_string(i + 1) + "/" +
                                                      std::to_string(chunks.size()) + ")"
@@ -184,12 +188,51 @@ class Pusher {
   }
 
  private:
-  Status upload_lfs(const std::vector<const LocalFile*>& all, const std::optional<std::string>& ref) {
+  // The files preupload called "lfs": through Xet while the Hub offers it, else through LFS.
+  Status upload_content(const std::vector<const LocalFile*>& all, const BranchPlan& plan, const std::string& revision,
+                        bool open_pr) {
     // Each object once per push, however many paths share its bytes.
     std::vector<const LocalFile*> files;
     for (const auto* f : all) {
       if (sent_oids_.insert(f->sha256).second) files.push_back(f);
     }
+    if (files.empty()) return {};
+    if (xet_offered_) {
+      KHUB_TRY(auto cas, hub_.xet_write_token(revision, open_pr));
+      if (cas) return upload_xet(files, plan, std::move(*cas), revision, open_pr);
+      xet_offered_ = false;  // asked once per push
+      say(o_, "The Hub offers no Xet storage for `" + plan.branch + "`: uploading with LFS");
+    }
+    return upload_lfs(files, o_.create_pr ? std::nullopt : std::optional<std::string>(plan.branch));
+  }
+
+  Status upload_xet(const std::vector<const LocalFile*>& files, const BranchPlan& plan, xet::CasConnection cas,
+                    const std::string& revision, bool open_pr) {
+    result_.transfer = "xet";
+    auto renew = [this, revision, open_pr]() -> Expected<xet::CasConnection> {
+      KHUB_TRY(auto again, hub_.xet_write_token(revision, open_pr));
+      if (!again) return Error(ErrorCode::Protocol, "the Hub stopped offering Xet tokens during the upload");
+      return std::move(*again);
+    };
+    // Xorbs go up from several threads: one status line at a time.
+    const http::RetryNotice notice = [this](std::string_view what, int attempt, int of, std::chrono::milliseconds wait) {
+      std::lock_guard lock(say_mutex_);
+      say(o_, http::retry_line(what, attempt, of, wait));
+    };
+    detail::CasSession session(transport_, std::move(cas), renew, o_.retry, notice);
+    detail::XetUploadOptions options;
+    options.say = [this](std::string_view line) {
+      std::lock_guard lock(say_mutex_);
+      say(o_, std::string(line));
+    };
+    KHUB_TRY(auto sent, detail::upload_with_xet(session, files, plan.replaced_xet, options));
+    result_.bytes_uploaded += sent.bytes_sent;
+    result_.bytes_deduplicated += sent.bytes_deduplicated;
+    return {};
+  }
+
+  Status upload_lfs(const std::vector<const LocalFile*>& files, const std::optional<std::string>& ref) {
+    if (result_.transfer.empty()) result_.transfer = "lfs";
     for (std::size_t start = 0; start < files.size(); start += 256) {
       std::vector<const LocalFile*> batch(files.begin() + static_cast<std::ptrdiff_t>(start),
                                           files.begin() + static_cast<std::ptrdiff_t>(std::min(files.size(), start + 256)));
@@ -197,7 +240,10 @@ class Pusher {
       for (const auto* f : batch) {
         auto it = std::find_if(actions.begin(), actions.end(), [&](const auto& a) { return a.oid == f->sha256; });
         if (it == actions.end()) return Error(ErrorCode::Protocol, "LFS batch answered nothing for " + f->repo_path);
-        if (!it->needs_upload) continue;
+        if (!it->needs_upload) {
+          result_.bytes_deduplicated += f->size;  // the Hub stores these bytes already
+          continue;
+        }
         KHUB_TRY(auto sent, hub_.lfs_upload(*f, *it));
         result_.bytes_uploaded += sent;
       }
@@ -206,9 +252,12 @@ class Pusher {
   }
 
   const PushOptions& o_;
+  http::Transport& transport_;
   detail::HubSession& hub_;
   PushResult& result_;
   std::set<std::string> sent_oids_;
+  bool xet_offered_ = true;  // until the Hub says otherwise
+  std::mutex say_mutex_;
 };
 
 std::string tree_url(const PushOptions& o, const std::string& repo, const std::string& branch) {
@@ -327,7 +376,7 @@ Expected<PushResult> push_build(const BuildTree& tree, const PushOptions& o, htt
     result.status = "dry_run";
     return result;
   }
-  Pusher pusher(o, hub, result);
+  Pusher pusher(o, transport, hub, result);
   for (const auto& p : plans) {
     if (p.operation_count() == 0) continue;
     auto pushed = pusher.push_branch(p);

@@ -25,6 +25,7 @@ void add_unless_same(BranchPlan& plan, const LocalFile& file, const std::map<std
     ++plan.unchanged;
     return;
   }
+  if (it != remote.end() && it->second->xet_hash) plan.replaced_xet[file.repo_path] = *it->second;
   plan.adds.push_back(file);
 }
 
@@ -40,7 +41,7 @@ std::vector<BranchPlan> plan_upload(const PlanInput& in) {
   for (const auto& f : in.remote_branch) remote_branch[f.path] = &f;
   for (const auto& f : in.remote_main) remote_main[f.path] = &f;
 
-  BranchPlan version{in.branch, {}, {}, 0};
+  BranchPlan version{in.branch, {}, {}, 0, {}};
   std::set<std::string> uploading;
   for (const auto& f : in.benchmark_files) uploading.insert(f.repo_path);
   for (const auto& f : in.build_files) uploading.insert(f.repo_path);
@@ -65,7 +66,7 @@ std::vector<BranchPlan> plan_upload(const PlanInput& in) {
     if (in.branch == "main") {
       add_unless_same(version, *in.readme, remote_branch);
     } else {
-      BranchPlan main{"main", {}, {}, 0};
+      BranchPlan main{"main", {}, {}, 0, {}};
       add_unless_same(main, *in.readme, remote_main);
       out.push_back(std::move(main));
     }

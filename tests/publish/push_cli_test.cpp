@@ -15,26 +15,7 @@
 namespace khub::publish {
 namespace {
 
-struct CliRun {
-  int code = -1;
-  std::string out;
-};
-
-class PushCli : public khub::testing::PushFixture {
- protected:
-  CliRun run_khub(const std::string& args, const std::string& token = kToken) {
-    std::string cmd = "HF_ENDPOINT=" + server_->url() + " HF_TOKEN=" + token + " HF_HOME=" + root_.string() +
-                      " " + KHUB_KHUB_EXE + " " + args + " 2>" + (root_ / "stderr.txt").string();
-    CliRun r;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    std::array<char, 4096> buf{};
-    std::size_t n = 0;
-    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    int st = ::pclose(p);
-    r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-  }
-};
+using PushCli = khub::testing::PushFixture;
 
 TEST_F(PushCli, JsonResultAndRepush) {
   add_variant("torch-cuda");
@@ -42,7 +23,8 @@ TEST_F(PushCli, JsonResultAndRepush) {
   auto first = run_khub("push " + kernel().string() + " --repo khub-test/relu --json");
   ASSERT_EQ(first.code, 0) << khub::testing::slurp(root_ / "stderr.txt");
   auto j = nlohmann::json::parse(first.out);
-  for (const char* key : {"repo", "branch", "commit", "variants", "files_uploaded", "files_deleted", "bytes_uploaded"}) {
+  for (const char* key : {"repo", "branch", "commit", "variants", "files_uploaded", "files_deleted", "bytes_uploaded",
+                          "bytes_deduplicated", "transfer"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   EXPECT_EQ(j["repo"], "khub-test/relu");
@@ -88,8 +70,11 @@ TEST_F(PushCli, ExitCodes) {
   EXPECT_EQ(run_khub(push).code, 2);
   unsetenv("HF_HUB_OFFLINE");
   EXPECT_FALSE(server_->store().find_repo({localhub::RepoType::Kernel, "khub-test", "relu"}));
-  // A bare name is the token's user's repo.
-  EXPECT_EQ(run_khub("push " + kernel().string() + " --repo relu").code, 0);
+  // A bare name is the token's user's repo; the text output says what was sent and deduplicated.
+  const auto bare = run_khub("push " + kernel().string() + " --repo relu");
+  EXPECT_EQ(bare.code, 0);
+  EXPECT_NE(bare.out.find("\nSent "), std::string::npos) << bare.out;
+  EXPECT_NE(bare.out.find(" of file content (0 bytes deduplicated"), std::string::npos) << bare.out;
   EXPECT_TRUE(server_->store().find_repo({localhub::RepoType::Kernel, "tester", "relu"}));
 }
 

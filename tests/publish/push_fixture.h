@@ -1,6 +1,11 @@
 #pragma once
 // khub push against the local Hub server (khub::localhub) in process on 127.0.0.1, port 0.
+#include <sys/wait.h>
+
+#include <array>
 #include <atomic>
+#include <cstdio>
+#include <mutex>
 
 #include "build_fixture.h"
 #include "khub/localhub/server.h"
@@ -9,22 +14,49 @@
 
 namespace khub::testing {
 
-/// Counts requests and bytes of PUT bodies, delegating to libcurl.
+/// Counts requests and content bytes, delegating to libcurl; thread-safe (Xet sends xorbs from
+/// several threads). It can hide the server's Xet offer or its global dedup by renaming those
+/// routes, so that the real server answers 404 as a Hub without them does.
 class CountingTransport : public http::Transport {
  public:
   Expected<http::Response> perform(const http::Request& r) override {
-    ++requests;
-    if (r.method == "PUT") put_bytes += r.file ? r.file->length : r.body.size();
-    if (r.method == "PUT" && r.file) ++puts;
-    log.push_back(r.method + " " + r.url.substr(0, r.url.find('?')));
-    return inner_->perform(r);
+    http::Request sent = r;
+    if (hide_xet) rename(sent.url, "/xet-write-token/", "/xet-write-token-hidden/");
+    if (hide_global_dedup) rename(sent.url, "/v1/chunks/", "/v1/chunks-hidden/");
+    {
+      std::lock_guard lock(mutex_);
+      ++requests;
+      if (r.method == "PUT") put_bytes += r.file ? r.file->length : r.body.size();
+      if (r.method == "PUT" && r.file) ++puts;
+      if (r.method == "POST" && r.url.find("/v1/xorbs/") != std::string::npos) xorb_bytes += r.body.size();
+      log.push_back(r.method + " " + r.url.substr(0, r.url.find('?')));
+      std::string auth;
+      for (const auto& [k, v] : r.headers)
+        if (k == "Authorization") auth = v;
+      authorization.push_back(auth);
+    }
+    return inner_->perform(sent);
+  }
+  /// Requests whose URL contains `part`.
+  [[nodiscard]] int count(const std::string& part) const {
+    int n = 0;
+    for (const auto& line : log) n += line.find(part) != std::string::npos;
+    return n;
   }
   int requests = 0;
   int puts = 0;
   std::uint64_t put_bytes = 0;
+  std::uint64_t xorb_bytes = 0;
   std::vector<std::string> log;
+  std::vector<std::string> authorization;  // per request of `log`, "" when none
+  bool hide_xet = false;
+  bool hide_global_dedup = false;
 
  private:
+  static void rename(std::string& url, const std::string& from, const std::string& to) {
+    if (auto at = url.find(from); at != std::string::npos) url.replace(at, from.size(), to);
+  }
+  std::mutex mutex_;
   std::unique_ptr<http::Transport> inner_ = http::make_curl_transport();
 };
 
@@ -107,6 +139,24 @@ class PushFixture : public BuildFixture {
     if (!history) return out;
     for (const auto& c : history.value()) out.push_back(c.summary);
     return out;
+  }
+
+  struct CliRun {
+    int code = -1;
+    std::string out;  // stdout; stderr goes to root_/stderr.txt
+  };
+  /// `khub ARGS` as a process against the server, with HF_TOKEN=token and HF_HOME in the test folder.
+  CliRun run_khub(const std::string& args, const std::string& token = kToken) {
+    std::string cmd = "HF_ENDPOINT=" + server_->url() + " HF_TOKEN=" + token + " HF_HOME=" + root_.string() +
+                      " " + KHUB_KHUB_EXE + " " + args + " 2>" + (root_ / "stderr.txt").string();
+    CliRun r;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    std::array<char, 4096> buf{};
+    std::size_t n = 0;
+    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+    int st = ::pclose(p);
+    r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
   }
 
   std::unique_ptr<localhub::Server> server_;

@@ -81,6 +81,22 @@ TEST(UploadPlan, LfsComparedBySha256) {
   EXPECT_TRUE(has_same_content(f, {"build/v/x.so", "1111", std::nullopt}));
 }
 
+// A Xet upload reuses the chunks of the version a file replaces: the plan names it per path, and
+// only for files that change (an unchanged one is not uploaded at all).
+TEST(UploadPlan, NamesTheXetVersionEachChangedFileReplaces) {
+  PlanInput in = base_input(false);
+  in.build_files.push_back(local("build/torch-cuda/lib.so", "3333", "new-sha"));
+  in.build_files.push_back(local("build/torch-cuda/same.so", "4444", "same-sha"));
+  in.remote_branch.push_back({"build/torch-cuda/lib.so", "x", std::string("old-sha"), std::string("xet-old"), 100});
+  in.remote_branch.push_back({"build/torch-cuda/same.so", "x", std::string("same-sha"), std::string("xet-same"), 5});
+  auto plans = plan_upload(in);
+  ASSERT_EQ(plans.size(), 1u);
+  ASSERT_EQ(plans[0].replaced_xet.size(), 1u);
+  const RemoteFile& old = plans[0].replaced_xet.at("build/torch-cuda/lib.so");
+  EXPECT_EQ(old.xet_hash, "xet-old");
+  EXPECT_EQ(old.size, 100u);
+}
+
 using Collect = khub::testing::BuildFixture;
 
 TEST_F(Collect, CardOnlyFromVariantsDirAndPycSkipped) {

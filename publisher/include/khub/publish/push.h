@@ -1,7 +1,8 @@
 #pragma once
 // `khub push`: publish a multi-variant build the way `kernel-builder upload` does (docs/protocol.md,
 // Publish flow): pre-flight checks, create the kernel repo, branch v<N> from main if missing,
-// README.md from CARD.md on main, reconcile only the pushed variants, preupload → LFS batch
+// README.md from CARD.md on main, reconcile only the pushed variants, preupload → Xet (chunks the
+// Hub holds are not sent; xorbs, then the shard) where the Hub offers it, else LFS batch
 // (basic/multipart) → verify → NDJSON commits of at most 1000 operations. Unchanged files are not
 // sent again.
 #include <cstdint>
@@ -57,7 +58,9 @@ struct PushResult {
   std::size_t files_uploaded = 0;  // files added or replaced by the commits
   std::size_t files_deleted = 0;
   std::size_t files_unchanged = 0;
-  std::uint64_t bytes_uploaded = 0;  // content bytes sent (LFS parts + inline regular files)
+  std::uint64_t bytes_uploaded = 0;  // content bytes sent: xorb bodies, LFS bodies, inline regular files
+  std::uint64_t bytes_deduplicated = 0;  // content bytes not sent because the Hub stored them already
+  std::string transfer;              // xet | lfs: how file content went up ("" when none was sent)
   std::size_t commits = 0;
   std::string url;                   // tree URL of the branch
   std::vector<PullRequest> pull_requests;

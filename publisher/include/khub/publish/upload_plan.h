@@ -5,6 +5,7 @@
 // deleted (every stale build/ file on a new branch), files whose content is already there skipped.
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,8 @@ struct RemoteFile {
   std::string path;
   std::string oid;                    // git blob sha1
   std::optional<std::string> lfs_oid; // sha256 for LFS files
+  std::optional<std::string> xet_hash; // Xet file hash when the Hub stores the file with Xet
+  std::uint64_t size = 0;
 };
 
 struct BranchPlan {
@@ -33,6 +36,9 @@ struct BranchPlan {
   std::vector<LocalFile> adds;       // sorted by repo_path; unchanged files left out
   std::vector<std::string> deletes;  // sorted
   std::size_t unchanged = 0;         // adds skipped because the branch already has the bytes
+  /// Repo path → the Xet-stored version an add replaces: its chunks are what a Xet upload of the
+  /// new version can most likely reuse.
+  std::map<std::string, RemoteFile> replaced_xet;
   [[nodiscard]] std::size_t operation_count() const { return adds.size() + deletes.size(); }
 };
 

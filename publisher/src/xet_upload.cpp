@@ -1,0 +1,167 @@
+#include "xet_upload.h"
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "xorb_sender.h"
+
+namespace khub::publish::detail {
+namespace {
+
+std::uint64_t unix_now() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+}
+
+// Runs fn(0 … count-1) on up to `threads` threads; the first failure stops the others early.
+Status parallel_for(std::size_t count, std::size_t threads, const std::function<Status(std::size_t)>& fn) {
+  std::atomic<std::size_t> next{0};
+  std::mutex mutex;
+  std::optional<Error> failure;
+  auto run = [&] {
+    for (std::size_t i; (i = next++) < count;) {
+      {
+        std::lock_guard lock(mutex);
+        if (failure) return;
+      }
+      if (auto st = fn(i); !st) {
+        std::lock_guard lock(mutex);
+        if (!failure) failure = std::move(st).error();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < std::min(threads, count); ++t) pool.emplace_back(run);
+  run();
+  for (auto& t : pool) t.join();
+  if (failure) return *failure;
+  return {};
+}
+
+// The first pass over every file. The plan hashed each file before; a file whose bytes changed
+// since would be committed under the wrong oid.
+Expected<std::vector<xet::ScannedFile>> scan_all(const std::vector<const LocalFile*>& files, std::size_t threads) {
+  std::vector<xet::ScannedFile> scans(files.size());
+  KHUB_CHECK(parallel_for(files.size(), threads, [&](std::size_t i) -> Status {
+    KHUB_TRY(scans[i], xet::scan_file(files[i]->source));
+    if (scans[i].sha256_hex != files[i]->sha256) {
+      return Error(ErrorCode::Integrity, files[i]->source.string() + " changed while it was being pushed",
+                   "push again once the build is finished");
+    }
+    return {};
+  }));
+  return scans;
+}
+
+// hf_xet's global dedup: the CAS is asked about each file's first chunk and the chunks whose hash
+// ends in 0 mod 1024 (those it indexes); every answer names whole xorbs, which usually cover
+// much of the file around the chunk asked about.
+Status learn_from_global_dedup(CasSession& cas, const std::vector<xet::ScannedFile>& scans, xet::KnownChunks& known,
+                               std::size_t threads) {
+  std::set<xet::Hash> asked;
+  std::vector<xet::Hash> candidates;
+  for (const auto& s : scans) {
+    for (std::size_t i = 0; i < s.chunks.size(); ++i) {
+      if (xet::is_dedup_candidate(s.chunks[i].hash, i) && asked.insert(s.chunks[i].hash).second)
+        candidates.push_back(s.chunks[i].hash);
+    }
+  }
+  std::mutex mutex;
+  return parallel_for(candidates.size(), threads, [&](std::size_t i) -> Status {
+    {
+      std::lock_guard lock(mutex);
+      if (known.find(candidates[i])) return {};  // an earlier answer covered it
+    }
+    KHUB_TRY(auto answer, cas.find_chunk(candidates[i]));
+    if (answer) {
+      std::lock_guard lock(mutex);
+      known.add_shard(*answer, unix_now());
+    }
+    return {};
+  });
+}
+
+// Reads back the records of `old`'s chunks that no dedup answer covered, through its
+// reconstruction, and learns their hashes: what the new version of a file most likely shares with
+// the one it replaces. Costs a download of those records (returned), never an upload.
+Expected<std::uint64_t> learn_from_replaced(CasSession& cas, const RemoteFile& old, const xet::ScannedFile& now,
+                                            xet::KnownChunks& known) {
+  bool all_known = true;
+  for (const auto& c : now.chunks) all_known = all_known && known.find(c.hash).has_value();
+  const auto file = old.xet_hash ? xet::parse_hash(*old.xet_hash) : std::nullopt;
+  if (all_known || !file || old.size == 0) return std::uint64_t{0};
+  KHUB_TRY(auto stored, cas.reconstruction(*file, old.size));
+  if (!stored) return std::uint64_t{0};  // the CAS no longer has it
+  std::uint64_t fetched = 0;
+  std::set<std::pair<xet::Hash, std::uint32_t>> done;  // fetch entries read, by xorb and first chunk
+  for (const auto& term : stored->terms) {
+    const auto entries = stored->fetch_info.find(term.xorb);
+    if (entries == stored->fetch_info.end()) continue;  // parse_reconstruction requires one
+    for (const auto& where : entries->second) {
+      if (where.chunk_end <= term.chunk_start || where.chunk_start >= term.chunk_end) continue;
+      bool needed = false;
+      for (std::uint32_t i = std::max(where.chunk_start, term.chunk_start); i < std::min(where.chunk_end, term.chunk_end); ++i)
+        needed = needed || !known.holds(term.xorb, i);
+      if (!needed || !done.insert({term.xorb, where.chunk_start}).second) continue;
+      KHUB_TRY(auto records, cas.fetch(where));
+      fetched += records.size();
+      std::span<const std::byte> rest = std::as_bytes(std::span(records));
+      std::vector<std::byte> chunk;
+      for (std::uint32_t i = where.chunk_start; i < where.chunk_end; ++i) {
+        chunk.clear();
+        auto used = xet::decode_record(rest, chunk);
+        if (!used) return Error(ErrorCode::Protocol, "a xorb range the CAS sent does not decode: " + used.error().message);
+        rest = rest.subspan(*used);
+        known.add(xet::chunk_hash(chunk), {term.xorb, i});
+      }
+    }
+  }
+  return fetched;
+}
+
+}  // namespace
+
+Expected<XetUploadResult> upload_with_xet(CasSession& cas, const std::vector<const LocalFile*>& files,
+                                          const std::map<std::string, RemoteFile>& replaced,
+                                          const XetUploadOptions& options) {
+  XetUploadResult result;
+  KHUB_TRY(auto scans, scan_all(files, options.parallel));
+  xet::KnownChunks known;
+  KHUB_CHECK(learn_from_global_dedup(cas, scans, known, options.parallel));
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (auto it = replaced.find(files[i]->repo_path); it != replaced.end()) {
+      KHUB_TRY(auto fetched, learn_from_replaced(cas, it->second, scans[i], known));
+      result.bytes_fetched += fetched;
+    }
+  }
+
+  XorbSender sender(cas, options.parallel);
+  xet::UploadPlanner planner(known, [&](xet::NewXorb x) { return sender.submit(std::move(x)); });
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    KHUB_TRY(auto plan, planner.add_file(scans[i], files[i]->source));
+    result.bytes_deduplicated += plan.deduplicated_bytes;
+    total += scans[i].size;
+  }
+  auto shard = planner.finish();
+  const Status stored = sender.finish();  // every xorb first: the shard may only name stored ones
+  if (!shard) return std::move(shard).error();
+  KHUB_CHECK(stored);
+  KHUB_CHECK(cas.upload_shard(xet::write_shard(*shard)));
+  result.bytes_sent = sender.bytes_sent();
+  result.xorbs_sent = sender.xorbs_sent();
+  if (options.say) {
+    std::string line = "Xet: " + std::to_string(files.size()) + " file(s) of " + std::to_string(total) + " bytes: sent " +
+                       std::to_string(result.bytes_sent) + " bytes in " + std::to_string(result.xorbs_sent) +
+                       " xorb(s), " + std::to_string(result.bytes_deduplicated) + " bytes deduplicated";
+    if (result.bytes_fetched > 0)
+      line += " (found by reading back " + std::to_string(result.bytes_fetched) + " bytes of the files they replace)";
+    options.say(line);
+  }
+  return result;
+}
+
+}  // namespace khub::publish::detail

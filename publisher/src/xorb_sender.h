@@ -1,0 +1,49 @@
+#pragma once
+// Sends new xorbs to the CAS while the planner goes on packing: a few uploads at once, and at most
+// one more xorb waiting, so memory stays near (parallel + 2) x 64 MiB however large the push.
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "cas_session.h"
+
+namespace khub::publish::detail {
+
+class XorbSender {
+ public:
+  XorbSender(CasSession& cas, std::size_t parallel) : cas_(cas), parallel_(parallel == 0 ? 1 : parallel) {}
+  ~XorbSender();
+  XorbSender(const XorbSender&) = delete;
+  XorbSender& operator=(const XorbSender&) = delete;
+
+  /// Queues a xorb; waits while one is queued already. Returns the first failure of any upload so
+  /// far (the planner then stops).
+  [[nodiscard]] Status submit(xet::NewXorb xorb);
+  /// Waits until every queued xorb is stored; the first failure, if any.
+  [[nodiscard]] Status finish();
+
+  [[nodiscard]] std::uint64_t bytes_sent() const { return bytes_sent_; }
+  [[nodiscard]] std::size_t xorbs_sent() const { return xorbs_sent_; }
+
+ private:
+  void work();
+  void stop();
+
+  CasSession& cas_;
+  std::size_t parallel_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<xet::NewXorb> queue_;
+  std::size_t busy_ = 0;
+  bool closing_ = false;
+  std::optional<Error> failure_;
+  std::uint64_t bytes_sent_ = 0;
+  std::size_t xorbs_sent_ = 0;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace khub::publish::detail
