@@ -84,18 +84,67 @@ Status learn_from_global_dedup(CasSession& cas, const std::vector<xet::ScannedFi
   });
 }
 
+// How much of a replaced file is read first, to see whether the new version shares any of it.
+constexpr std::uint64_t kProbeBytes = 1u << 20;
+
+struct Decoded {
+  std::uint32_t chunks = 0;   // whole records decoded
+  std::size_t wanted = 0;     // of them, chunks the new file has
+};
+
+// Learns the chunks of the whole records at the start of `records`: chunks `first`, `first + 1`, …
+// (before `end`) of `xorb`. Stops at a record cut off (or broken): the caller decides whether
+// that was expected.
+Decoded learn_records(std::string_view records, const xet::Hash& xorb, std::uint32_t first, std::uint32_t end,
+                      const std::set<xet::Hash>& wanted, xet::KnownChunks& known) {
+  Decoded out;
+  std::span<const std::byte> rest = std::as_bytes(std::span(records));
+  std::vector<std::byte> chunk;
+  for (std::uint32_t i = first; i < end && !rest.empty(); ++i, ++out.chunks) {
+    chunk.clear();
+    auto used = xet::decode_record(rest, chunk);
+    if (!used) break;
+    rest = rest.subspan(*used);
+    const xet::Hash hash = xet::chunk_hash(chunk);
+    out.wanted += wanted.contains(hash);
+    known.add(hash, {xorb, i});
+  }
+  return out;
+}
+
 // Reads back the records of `old`'s chunks that no dedup answer covered, through its
 // reconstruction, and learns their hashes: what the new version of a file most likely shares with
-// the one it replaces. Costs a download of those records (returned), never an upload.
+// the one it replaces. Costs a download of those records (returned), never an upload. The first
+// MiB is read alone: a rewritten file shares none of it, and reading the rest back would be a
+// download for nothing.
 Expected<std::uint64_t> learn_from_replaced(CasSession& cas, const RemoteFile& old, const xet::ScannedFile& now,
                                             xet::KnownChunks& known) {
-  bool all_known = true;
-  for (const auto& c : now.chunks) all_known = all_known && known.find(c.hash).has_value();
+  std::set<xet::Hash> wanted;
+  for (const auto& c : now.chunks)
+    if (!known.find(c.hash)) wanted.insert(c.hash);
   const auto file = old.xet_hash ? xet::parse_hash(*old.xet_hash) : std::nullopt;
-  if (all_known || !file || old.size == 0) return std::uint64_t{0};
+  if (wanted.empty() || !file || old.size == 0) return std::uint64_t{0};
   KHUB_TRY(auto stored, cas.reconstruction(*file, old.size));
-  if (!stored) return std::uint64_t{0};  // the CAS no longer has it
+  if (!stored || stored->terms.empty()) return std::uint64_t{0};  // the CAS no longer has it
+
   std::uint64_t fetched = 0;
+  const auto entry_of = [&](const xet::ReconstructionTerm& term) -> const xet::FetchInfo* {
+    const auto entries = stored->fetch_info.find(term.xorb);
+    if (entries == stored->fetch_info.end()) return nullptr;
+    for (const auto& where : entries->second)
+      if (where.chunk_start <= term.chunk_start && term.chunk_start < where.chunk_end) return &where;
+    return nullptr;
+  };
+  if (const auto* first = entry_of(stored->terms.front());
+      first && first->byte_end - first->byte_start + 1 > kProbeBytes) {
+    xet::FetchInfo probe = *first;
+    probe.byte_end = probe.byte_start + kProbeBytes - 1;
+    KHUB_TRY(auto records, cas.fetch(probe));
+    fetched += records.size();
+    if (learn_records(records, stored->terms.front().xorb, probe.chunk_start, probe.chunk_end, wanted, known).wanted == 0)
+      return fetched;
+  }
+
   std::set<std::pair<xet::Hash, std::uint32_t>> done;  // fetch entries read, by xorb and first chunk
   for (const auto& term : stored->terms) {
     const auto entries = stored->fetch_info.find(term.xorb);
@@ -108,14 +157,9 @@ Expected<std::uint64_t> learn_from_replaced(CasSession& cas, const RemoteFile& o
       if (!needed || !done.insert({term.xorb, where.chunk_start}).second) continue;
       KHUB_TRY(auto records, cas.fetch(where));
       fetched += records.size();
-      std::span<const std::byte> rest = std::as_bytes(std::span(records));
-      std::vector<std::byte> chunk;
-      for (std::uint32_t i = where.chunk_start; i < where.chunk_end; ++i) {
-        chunk.clear();
-        auto used = xet::decode_record(rest, chunk);
-        if (!used) return Error(ErrorCode::Protocol, "a xorb range the CAS sent does not decode: " + used.error().message);
-        rest = rest.subspan(*used);
-        known.add(xet::chunk_hash(chunk), {term.xorb, i});
+      if (learn_records(records, term.xorb, where.chunk_start, where.chunk_end, wanted, known).chunks !=
+          where.chunk_end - where.chunk_start) {
+        return Error(ErrorCode::Protocol, "the records the CAS sent for xorb " + term.xorb.str() + " do not decode");
       }
     }
   }

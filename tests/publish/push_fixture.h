@@ -35,7 +35,17 @@ class CountingTransport : public http::Transport {
         if (k == "Authorization") auth = v;
       authorization.push_back(auth);
     }
-    return inner_->perform(sent);
+    auto answer = inner_->perform(sent);
+    bool ranged = false, authorized = false;
+    for (const auto& h : r.headers) {
+      ranged = ranged || h.first == "Range";
+      authorized = authorized || h.first == "Authorization";
+    }
+    if (answer && ranged && !authorized) {
+      std::lock_guard lock(mutex_);
+      range_bytes += answer->body.size();
+    }
+    return answer;
   }
   /// Requests whose URL contains `part`.
   [[nodiscard]] int count(const std::string& part) const {
@@ -47,6 +57,7 @@ class CountingTransport : public http::Transport {
   int puts = 0;
   std::uint64_t put_bytes = 0;
   std::uint64_t xorb_bytes = 0;
+  std::uint64_t range_bytes = 0;  // bodies of range reads without Authorization (xorb fetch URLs)
   std::vector<std::string> log;
   std::vector<std::string> authorization;  // per request of `log`, "" when none
   bool hide_xet = false;

@@ -157,8 +157,27 @@ TEST_F(PushXet, WithoutGlobalDedupTheReplacedFileIsReadBack) {
   auto again = push(options());
   ASSERT_TRUE(again) << again.error().describe();
   EXPECT_GE(transport_.count("/v1/reconstructions/"), 1);
+  EXPECT_GT(transport_.range_bytes, size / 2) << "the old version was read back";
   EXPECT_LE(again->bytes_uploaded, size / 10);
   EXPECT_EQ(served("v1", "build/" + kB + "/lib.bin"), sha256_hex(changed));
+}
+
+// A file rewritten whole shares nothing with the version it replaces: after the first MiB of that
+// version, read back to look, nothing more is downloaded.
+TEST_F(PushXet, ARewrittenFileIsNotReadBack) {
+  const std::size_t size = 16u << 20;
+  make_build(size);
+  transport_.hide_global_dedup = true;
+  auto first = push_xet(options());
+  ASSERT_TRUE(first) << first.error().describe();
+  SKIP_WITHOUT_XET();
+  write(kA + "/lib.bin", random_bytes(size, 99));
+  hash_all();
+  auto again = push(options());
+  ASSERT_TRUE(again) << again.error().describe();
+  EXPECT_GE(again->bytes_uploaded, size);
+  EXPECT_LE(transport_.range_bytes, 1u << 20);
+  EXPECT_EQ(served("v1", "build/" + kA + "/lib.bin"), sha256_of(kA + "/lib.bin"));
 }
 
 // Every xorb upload fails (after the retries): nothing is committed, and the branch the push made
