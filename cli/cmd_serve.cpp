@@ -56,11 +56,12 @@ int run_gc(const ServeOptions& o) {
                        {"bytes_removed", r->bytes_removed},
                        {"blobs_kept", r->blobs_kept},
                        {"blobs_kept_young", r->blobs_kept_young},
-                       {"uploads_removed", r->uploads_removed}};
+                       {"uploads_removed", r->uploads_removed},
+                       {"xorbs_removed", r->xorbs_removed}};
   print_result(o.json, report, [&](std::ostream& out, const Json& j) {
     out << (o.dry_run ? "would remove " : "removed ") << j["trees_removed"] << " unused tree(s), "
         << j["blobs_removed"] << " unreferenced blob(s) (" << j["bytes_removed"] << " bytes), "
-        << j["uploads_removed"] << " abandoned upload(s); kept " << j["blobs_kept"] << " blob(s) in use and "
+        << j["uploads_removed"] << " abandoned upload(s), " << j["xorbs_removed"] << " unused Xet xorb(s); kept " << j["blobs_kept"] << " blob(s) in use and "
         << j["blobs_kept_young"] << " younger than " << o.grace_s << " s\n";
   });
   return kOk;

@@ -82,9 +82,16 @@ void dispatch_read(Hub& hub, const Req& req, Res& res) {
     if (r[0] == "auth-check" && r.size() <= 2 && (r.size() == 1 || r[1] == "write")) {
       return get_auth_check(hub, req, res, a->key, r.size() == 2);
     }
+    if ((r[0] == "xet-read-token" || r[0] == "xet-write-token") && r.size() >= 2) {
+      return get_xet_token(hub, req, res, a->key, r[0] == "xet-write-token");
+    }
     return not_found(res, req);
   }
   if (s.size() == 2 && s[0] == "lfs-blob") return get_lfs_blob(hub, req, res, s[1]);
+  // The Xet CAS. Everything else under /v1 and /v2 (v2 reconstructions, global-dedup chunk
+  // queries) is a 404, after which hf_xet uses what is served.
+  if (s.size() == 3 && s[0] == "v1" && s[1] == "reconstructions") return get_reconstruction(hub, req, res, s[2]);
+  if (s.size() == 3 && s[0] == "v1" && s[1] == "xorb-data") return get_xorb_data(hub, req, res, s[2]);
   if (auto w = web_route(s, "resolve")) {
     if (w->rest.size() < 2) return send_error(res, 404, "EntryNotFound", "Entry not found");
     if (!valid_key(w->key)) return send_error(res, 404, "RepoNotFound", "Repository not found");
@@ -131,6 +138,14 @@ void dispatch_write(Hub& hub, const Req& req, Res& res, const Reader& reader) {
     }
     if (m == "POST" && s.size() == 3 && s[2] == "complete") return post_lfs_complete(hub, req, res, reader, s[1]);
     return not_found(res, req);
+  }
+  if (m == "POST" && !s.empty() && (s[0] == "v1" || s[0] == "v2")) {  // the Xet CAS
+    if (s.size() == 4 && s[0] == "v1" && s[1] == "xorbs") return post_xorb(hub, req, res, reader, s[3]);
+    if (s.size() == 2 && s[0] == "v1" && s[1] == "shards") return post_shard(hub, req, res, reader);
+    if (s.size() == 2 && s[0] == "v1" && s[1] == "telemetry") return post_telemetry(hub, req, res, reader);
+    if ((s.size() == 2 && s[0] == "v2" && s[1] == "shards") || (s.size() == 4 && s[0] == "v1" && s[1] == "xorb-grants")) {
+      return post_cas_fallback(hub, req, res, reader);
+    }
   }
   if (auto l = lfs_route(s); l && m == "POST") {
     if (!valid_key(l->key)) return send_error(res, 404, "RepoNotFound", "Repository not found");

@@ -27,6 +27,7 @@ struct Hub {
   const ServerConfig& config;
   std::string secret;
   int port = 0;
+  std::int64_t xet_token_seconds = 3600;  // lifetime of the Xet access tokens the server mints
 
   [[nodiscard]] Identity identify(const httplib::Request& req) const;
   [[nodiscard]] bool open_mode() const { return config.tokens.empty(); }

@@ -1,7 +1,8 @@
 #pragma once
 // Route handlers, one group per file: routes_repo.cpp (repos, refs, trees, orgs, whoami),
 // routes_files.cpp (resolve and blob downloads), routes_upload.cpp (preupload, Git LFS),
-// routes_commit.cpp (NDJSON commits). server.cpp parses the path and calls them.
+// routes_commit.cpp (NDJSON commits), routes_xet_token.cpp and routes_cas.cpp (Xet).
+// dispatch.cpp parses the path and calls them.
 #include <string>
 #include <string_view>
 
@@ -36,6 +37,9 @@ void delete_ref(Hub& hub, const Req& req, Res& res, const RepoKey& key, RefKind 
 void get_resolve(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::string_view rev,
                  std::string_view path);
 void get_lfs_blob(Hub& hub, const Req& req, Res& res, std::string_view sha256);
+/// Streams bytes [offset, offset + length) of a file as the response body, without loading them.
+void stream_file_range(Res& res, const std::filesystem::path& file, std::uint64_t offset, std::uint64_t length,
+                       const std::string& content_type);
 
 // routes_upload.cpp
 void post_preupload(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key,
@@ -44,6 +48,18 @@ void post_lfs_batch(Hub& hub, const Req& req, Res& res, const Reader& reader, co
 void put_lfs_object(Hub& hub, const Req& req, Res& res, const Reader& reader, std::string_view oid, int part);
 void post_lfs_complete(Hub& hub, const Req& req, Res& res, const Reader& reader, std::string_view oid);
 void post_lfs_verify(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key);
+
+// routes_xet_token.cpp: GET /api/{type}s/{repo}/xet-{read|write}-token/{rev}
+void get_xet_token(Hub& hub, const Req& req, Res& res, const RepoKey& key, bool write);
+
+// routes_cas.cpp: the Xet CAS (docs/localhub.md "Xet")
+void post_xorb(Hub& hub, const Req& req, Res& res, const Reader& reader, std::string_view xorb);
+void post_shard(Hub& hub, const Req& req, Res& res, const Reader& reader);
+void get_reconstruction(Hub& hub, const Req& req, Res& res, std::string_view file_id);
+void get_xorb_data(Hub& hub, const Req& req, Res& res, std::string_view xorb);
+/// POST /v2/shards and /v1/xorb-grants: 404 after the body, so the client falls back to v1.
+void post_cas_fallback(Hub& hub, const Req& req, Res& res, const Reader& reader);
+void post_telemetry(Hub& hub, const Req& req, Res& res, const Reader& reader);
 
 // routes_commit.cpp
 void post_commit(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key, std::string_view rev);

@@ -1,4 +1,4 @@
-// Downloads: resolve (Hub headers, LFS redirect) and the signed blob URLs LFS redirects point to.
+// Downloads: resolve (Hub headers, LFS redirect, Xet headers) and the signed blob URLs LFS redirects point to.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -70,20 +70,28 @@ void serve_file(const Req& req, Res& res, const std::filesystem::path& file, std
     res.set_header("Content-Range", "bytes " + std::to_string(r.offset) + "-" + std::to_string(r.offset + r.length - 1) +
                                         "/" + std::to_string(size));
   }
-  if (r.length == 0) {
+  stream_file_range(res, file, r.offset, r.length, content_type);
+}
+
+std::string etag_quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+}  // namespace
+
+void stream_file_range(Res& res, const std::filesystem::path& file, std::uint64_t offset, std::uint64_t length,
+                       const std::string& content_type) {
+  if (length == 0) {
     res.set_content("", content_type);
     return;
   }
   auto fd = std::make_shared<int>(-1);
   std::string path = file.string();
   res.set_content_provider(
-      r.length, content_type,
-      [fd, path, base = r.offset](size_t offset, size_t length, httplib::DataSink& sink) {
+      length, content_type,
+      [fd, path, base = offset](size_t at, size_t want_total, httplib::DataSink& sink) {
         if (*fd < 0) *fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
         if (*fd < 0) return false;
         char buf[1 << 16];
-        size_t want = std::min(length, sizeof buf);
-        ssize_t n = ::pread(*fd, buf, want, static_cast<off_t>(base + offset));
+        size_t want = std::min(want_total, sizeof buf);
+        ssize_t n = ::pread(*fd, buf, want, static_cast<off_t>(base + at));
         if (n <= 0) return false;
         return sink.write(buf, static_cast<size_t>(n));
       },
@@ -91,9 +99,6 @@ void serve_file(const Req& req, Res& res, const std::filesystem::path& file, std
         if (*fd >= 0) ::close(*fd);
       });
 }
-
-std::string etag_quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
-}  // namespace
 
 void get_resolve(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::string_view rev, std::string_view path) {
   auto who = hub.identify(req);
@@ -126,6 +131,20 @@ void get_resolve(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::st
   }
   if (!f.lfs) {
     res.set_header("ETag", etag_quote(f.git_oid));
+    return serve_file(req, res, hub.store.blobs().path_of(f.sha256), f.size, "application/octet-stream");
+  }
+  if (!f.xet_hash.empty()) {
+    // A Xet-backed file is answered here, not redirected: clients follow a redirect to the same
+    // host and would lose these headers. hf_xet reads the file hash and where to get a read token;
+    // other clients GET the bytes as from any LFS file.
+    const std::string base = base_url(req, hub.port);
+    res.set_header("X-Xet-Hash", f.xet_hash);
+    res.set_header("Link", "<" + base + "/api/" + std::string(api_segment(repo->key.type)) + "/" + repo->key.id() +
+                               "/xet-read-token/" + *commit + ">; rel=\"xet-auth\", <" + base + "/v1/reconstructions/" +
+                               f.xet_hash + ">; rel=\"xet-reconstruction-info\"");
+    res.set_header("ETag", etag_quote(f.git_oid));
+    res.set_header("X-Linked-Etag", etag_quote(f.sha256));
+    res.set_header("X-Linked-Size", std::to_string(f.size));
     return serve_file(req, res, hub.store.blobs().path_of(f.sha256), f.size, "application/octet-stream");
   }
   auto exp = std::to_string(now_seconds() + 24 * 3600);

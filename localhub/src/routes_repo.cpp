@@ -27,6 +27,7 @@ json file_json(const FileEntry& f) {
   if (f.lfs) {
     j["lfs"] = {{"oid", f.sha256}, {"size", f.size}, {"pointerSize", lfs_pointer(f.sha256, f.size).size()}};
   }
+  if (!f.xet_hash.empty()) j["xetHash"] = f.xet_hash;  // snapshot_download then skips the HEAD
   return j;
 }
 

@@ -301,6 +301,7 @@ Status Server::start_locked() {
   KHUB_TRY(impl_->store, RepoStore::open(o.root, o.store));
   KHUB_TRY(auto secret, load_secret(o.root));
   impl_->hub = std::make_unique<Hub>(Hub{*impl_->store, o.config, secret, 0});
+  impl_->hub->xet_token_seconds = std::max(1, o.xet_token_seconds);
   impl_->faults = std::make_unique<FaultInjector>(o.config.faults);
 
   ConnectionLimits limits;

@@ -25,6 +25,11 @@ Statement& Statement::bind(int index, std::int64_t value) {
   return *this;
 }
 
+Statement& Statement::bind_blob(int index, std::string_view bytes) {
+  if (stmt_) sqlite3_bind_blob64(stmt_, index, bytes.data(), bytes.size(), SQLITE_TRANSIENT);
+  return *this;
+}
+
 bool Statement::step() {
   if (!stmt_ || error_) return false;
   int rc = sqlite3_step(stmt_);
@@ -40,6 +45,12 @@ std::string Statement::text(int column) const {
 }
 
 std::int64_t Statement::integer(int column) const { return sqlite3_column_int64(stmt_, column); }
+
+std::string Statement::blob(int column) const {
+  auto* p = sqlite3_column_blob(stmt_, column);
+  return p ? std::string(static_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, column)))
+           : std::string();
+}
 
 Status Statement::run() {
   while (step()) {

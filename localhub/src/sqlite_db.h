@@ -26,10 +26,13 @@ class Statement {
   [[nodiscard]] bool ok() const { return stmt_ != nullptr; }
   Statement& bind(int index, std::string_view text);
   Statement& bind(int index, std::int64_t value);
+  /// Binds bytes as a BLOB (text binds are for text: SQLite compares and collates them).
+  Statement& bind_blob(int index, std::string_view bytes);
   /// SQLITE_ROW → true, SQLITE_DONE → false; errors set error().
   bool step();
   [[nodiscard]] std::string text(int column) const;
   [[nodiscard]] std::int64_t integer(int column) const;
+  [[nodiscard]] std::string blob(int column) const;
   [[nodiscard]] const std::optional<Error>& error() const { return error_; }
   /// Makes the statement runnable again with new bindings.
   void reset() {

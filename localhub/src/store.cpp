@@ -55,6 +55,15 @@ RepoRecord read_repo(const db::Statement& st) {
   return r;
 }
 
+// A tree's file rows, with the Xet file hash of LFS content a shard registered.
+constexpr std::string_view kFileColumns = "f.path, f.size, f.git_oid, f.sha256, f.lfs, COALESCE(x.file_hash, '')";
+constexpr std::string_view kXetJoin = "LEFT JOIN xet_sha256 x ON f.lfs = 1 AND x.sha256 = f.sha256";
+
+FileEntry read_file_entry(const db::Statement& st) {
+  return FileEntry{st.text(0), static_cast<std::uint64_t>(st.integer(1)), st.text(2), st.text(3), st.integer(4) != 0,
+                   st.text(5)};
+}
+
 Error repo_not_found(const RepoKey& key) {
   return Error(ErrorCode::RepoNotFound, std::string(to_string(key.type)) + " repo " + key.id() + " not found");
 }
@@ -84,6 +93,7 @@ Expected<std::unique_ptr<RepoStore>> RepoStore::open(const std::filesystem::path
   KHUB_TRY(impl->pool, db::Pool::open(root / "hub.sqlite3"));
   KHUB_TRY(auto conn, impl->pool->acquire());
   KHUB_CHECK(conn->exec(kSchema));
+  KHUB_CHECK(create_xet_tables(*conn));
   // Stores made before commits had an author: add the column (their commits read as "khub").
   if (db::Statement probe(conn->get(), "SELECT author FROM commits LIMIT 0"); !probe.ok())
     KHUB_CHECK(conn->exec("ALTER TABLE commits ADD COLUMN author TEXT NOT NULL DEFAULT 'khub';"));
@@ -246,13 +256,11 @@ Expected<CommitRecord> RepoStore::commit_info(const RepoRecord& repo, std::strin
 }
 
 Expected<std::vector<FileEntry>> load_tree(db::Connection& conn, std::string_view tree_oid) {
-  db::Statement st(conn.get(), "SELECT path, size, git_oid, sha256, lfs FROM tree_files WHERE tree_oid=?1 ORDER BY path");
+  db::Statement st(conn.get(), "SELECT " + std::string(kFileColumns) + " FROM tree_files f " +
+                                   std::string(kXetJoin) + " WHERE f.tree_oid=?1 ORDER BY f.path");
   st.bind(1, tree_oid);
   std::vector<FileEntry> files;
-  while (st.step()) {
-    files.push_back(FileEntry{st.text(0), static_cast<std::uint64_t>(st.integer(1)), st.text(2), st.text(3),
-                              st.integer(4) != 0});
-  }
+  while (st.step()) files.push_back(read_file_entry(st));
   if (st.error()) return *st.error();
   return files;
 }
@@ -266,14 +274,11 @@ Expected<std::vector<FileEntry>> RepoStore::list_files(const RepoRecord& repo, s
 Expected<std::optional<FileEntry>> RepoStore::find_file(const RepoRecord& repo, std::string_view commit,
                                                         std::string_view path) const {
   KHUB_TRY(auto conn, impl_->pool->acquire());
-  db::Statement st(conn.get(),
-                   "SELECT f.path, f.size, f.git_oid, f.sha256, f.lfs FROM commits c JOIN tree_files f "
-                   "ON f.tree_oid = c.tree_oid WHERE c.repo_id=?1 AND c.oid=?2 AND f.path=?3");
+  db::Statement st(conn.get(), "SELECT " + std::string(kFileColumns) +
+                                   " FROM commits c JOIN tree_files f ON f.tree_oid = c.tree_oid " +
+                                   std::string(kXetJoin) + " WHERE c.repo_id=?1 AND c.oid=?2 AND f.path=?3");
   st.bind(1, repo.rowid).bind(2, commit).bind(3, path);
-  if (st.step()) {
-    return std::optional<FileEntry>(FileEntry{st.text(0), static_cast<std::uint64_t>(st.integer(1)), st.text(2),
-                                              st.text(3), st.integer(4) != 0});
-  }
+  if (st.step()) return std::optional<FileEntry>(read_file_entry(st));
   if (st.error()) return *st.error();
   return std::optional<FileEntry>();
 }

@@ -53,11 +53,21 @@ Expected<GcReport> RepoStore::collect_garbage(const GcOptions& options) {
     KHUB_CHECK(prune.run());
   }
 
+  {  // Xet files and xorbs: what goes here leaves its xorbs' blobs unreferenced below
+    const auto cutoff = std::chrono::duration_cast<std::chrono::seconds>(
+                            (std::chrono::system_clock::now() - options.grace).time_since_epoch())
+                            .count();
+    KHUB_CHECK(collect_xet_garbage(*conn, cutoff, report));  // a dry run rolls these deletes back
+  }
+
   std::unordered_set<std::string> referenced;
   db::Statement used(conn.get(),
                      "SELECT DISTINCT sha256 FROM tree_files WHERE tree_oid IN (SELECT tree_oid FROM commits)");
   while (used.step()) referenced.insert(used.text(0));
   if (used.error()) return *used.error();
+  db::Statement xorbs(conn.get(), "SELECT blob_sha256 FROM xet_xorbs");
+  while (xorbs.step()) referenced.insert(xorbs.text(0));
+  if (xorbs.error()) return *xorbs.error();
 
   const auto cutoff = fs::file_time_type::clock::now() - options.grace;
   std::error_code ec;

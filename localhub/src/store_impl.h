@@ -39,4 +39,11 @@ struct RepoStore::Impl {
 
 [[nodiscard]] Expected<std::vector<FileEntry>> load_tree(db::Connection& conn, std::string_view tree_oid);
 
+/// Creates the Xet tables (store_xet.cpp) when absent.
+[[nodiscard]] Status create_xet_tables(db::Connection& conn);
+
+/// Deletes Xet files no commit uses and xorbs no remaining file uses, each older than `cutoff`
+/// (unix seconds); counts the xorbs in `report`. Call inside collect_garbage's transaction.
+[[nodiscard]] Status collect_xet_garbage(db::Connection& conn, std::int64_t cutoff, GcReport& report);
+
 }  // namespace khub::localhub

@@ -117,6 +117,11 @@ TEST_F(Hardening, UnauthenticatedWritesAreRefusedBeforeTheirBody) {
       {"POST", "/kernels/alice/relu.git/info/lfs/objects/batch", "Bearer hf_unknown", 401},
       {"POST", "/kernels/alice/relu.git/info/lfs/objects/verify", "Bearer hf_unknown", 401},
       {"POST", "/api/validate-yaml", "Bearer hf_unknown", 401},
+      // The Xet CAS takes only the access tokens xet-write-token mints; a Hub token is none.
+      {"POST", "/v1/xorbs/default/0000000000000000000000000000000000000000000000000000000000000000", "", 401},
+      {"POST", "/v1/shards", "Bearer hf_writer", 401},
+      {"POST", "/v2/shards", "Bearer khubxet1.w.1.99999999999.00", 401},
+      {"POST", "/v1/xorb-grants/default/00", "", 401},
       {"PATCH", "/api/kernels/alice/relu/settings", "Bearer hf_writer", 405},
       {"OPTIONS", "/api/kernels/alice/relu", "", 405},
       {"PRI", "/api/kernels/alice/relu", "", 405},
@@ -131,6 +136,25 @@ TEST_F(Hardening, UnauthenticatedWritesAreRefusedBeforeTheirBody) {
     head += "\r\n{\"name\": \"";
     ASSERT_TRUE(send_all(fd, head));
     EXPECT_EQ(read_status(fd, std::chrono::milliseconds(2000)), c.status);
+    ::close(fd);
+  }
+}
+
+// With a valid Xet write token, a xorb, shard or telemetry body announced larger than its bound
+// (65 MiB, 65 MiB, 1 MiB) is refused from the head alone.
+TEST_F(Hardening, OversizedXetBodiesAreRefusedBeforeTheirBody) {
+  auto r = client_->Get("/api/kernels/alice/relu/xet-write-token/main", {{"Authorization", "Bearer hf_writer"}});
+  ASSERT_EQ(r->status, 200);
+  const auto token = nlohmann::json::parse(r->body)["accessToken"].get<std::string>();
+  const std::string zero(64, '0');
+  for (const std::string& path : {"/v1/xorbs/default/" + zero, std::string("/v1/shards"), std::string("/v2/shards"),
+                                 std::string("/v1/telemetry")}) {
+    SCOPED_TRACE(path);
+    int fd = connect_loopback(server_->port());
+    ASSERT_GE(fd, 0);
+    ASSERT_TRUE(send_all(fd, "POST " + path + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token +
+                                 "\r\nContent-Length: 1073741824\r\n\r\nXETBLOB"));
+    EXPECT_EQ(read_status(fd, std::chrono::milliseconds(2000)), 413);
     ::close(fd);
   }
 }

@@ -1,6 +1,8 @@
-"""Interop check: huggingface_hub against `khub serve`.
+"""Interop check: huggingface_hub against `khub serve`, through Git LFS.
 
-Run with HF_ENDPOINT pointing at the server (and HF_TOKEN when it requires one). Exercises repo
+Run with HF_ENDPOINT pointing at the server (and HF_TOKEN when it requires one); interop_test.cpp
+runs it with HF_HUB_DISABLE_XET=1 to check the LFS path clients without Xet take (interop_xet.py
+checks the default, Xet, path). Exercises repo
 creation (kernel and model types), upload_folder with small files and one >= 20 MB LFS file,
 branches, refs, tree listing, hf_hub_download, snapshot_download with allow_patterns and repo
 info; every call must succeed and every downloaded byte must match what was uploaded.
@@ -11,7 +13,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 from huggingface_hub import HfApi, hf_hub_download, snapshot_download  # noqa: E402

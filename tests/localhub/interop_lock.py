@@ -15,7 +15,6 @@ import tempfile
 from argparse import Namespace
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
 os.environ.pop("HF_HUB_DISABLE_TELEMETRY", None)  # kernels 0.17.2's User-Agent breaks without it
 
 

@@ -6,7 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <iostream>
+#include <mutex>
 #include <random>
 #include <string>
 #include <vector>
@@ -45,23 +49,48 @@ class InteropTest : public ::testing::Test {
     }
     std::filesystem::create_directories(dir_);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void TearDown() override {
+    if (HasFailure() || std::getenv("KHUB_INTEROP_LOG")) {  // what the server saw, to tell which side failed
+      for (const auto& line : requests_) std::cerr << "  server: " << line << '\n';
+    }
+    std::filesystem::remove_all(dir_);
+  }
+
+  // Requests the server answered during the last run_script ("POST /v1/shards" ...).
+  std::mutex log_mutex_;
+  std::vector<std::string> requests_;
 
   int run_script(ServerConfig config, const std::string& script, std::vector<std::string> env) {
     ServerOptions o;
     o.root = dir_ / "store";
     o.config = std::move(config);
+    o.request_log = [this](std::string_view line) {
+      std::lock_guard lock(log_mutex_);
+      requests_.emplace_back(line);
+    };
     Server server(std::move(o));
     auto st = server.start();
     EXPECT_TRUE(st) << (st ? "" : st.error().message);
     env.push_back("HF_ENDPOINT=" + server.url());
     env.push_back("HF_HOME=" + (dir_ / "hf-home").string());
-    env.push_back("HF_HUB_DISABLE_XET=1");
+    env.push_back("HF_XET_CACHE=" + (dir_ / "xet-cache").string());  // stale shard caches change what hf_xet sends
     return run({KHUB_PYTHON, std::string(KHUB_SOURCE_DIR) + "/tests/localhub/" + script}, env);
+  }
+
+  std::size_t answered(std::string_view method_and_path_prefix, int status = 200) {
+    std::lock_guard lock(log_mutex_);
+    const std::string wanted = "\"" + std::string(method_and_path_prefix);
+    const std::string code = "\" " + std::to_string(status) + " ";
+    return static_cast<std::size_t>(std::count_if(requests_.begin(), requests_.end(), [&](const std::string& line) {
+      auto at = line.find(wanted);
+      return at != std::string::npos && line.find(code, at) != std::string::npos;
+    }));
   }
 };
 
-TEST_F(InteropTest, HuggingfaceHubUploadsAndDownloads) {
+TEST_F(InteropTest, HuggingfaceHubUploadsAndDownloadsThroughLfsWithXetDisabled) {
+  // The one test with HF_HUB_DISABLE_XET=1, on purpose: clients without Xet still upload through
+  // Git LFS (basic and multipart) and download through LFS redirects.
   // Tokens on, branch downloads through the Hub's relative 307, and LFS redirects to another host name (localhost vs 127.0.0.1), so the client
   // takes its cross-host path: metadata from the 302 and no Authorization on the blob URL.
   ServerConfig c;
@@ -69,13 +98,31 @@ TEST_F(InteropTest, HuggingfaceHubUploadsAndDownloads) {
   c.blob_base_url = "http://localhost:{port}";
   c.lfs_chunk_size = 8ull << 20;  // the 21 MB file goes multipart
   c.resolve_cache_redirects = true;  // regular files by branch: 307 to /api/resolve-cache/…
-  EXPECT_EQ(run_script(c, "interop_hub.py", {"HF_TOKEN=hf_interop_write"}), 0);
+  EXPECT_EQ(run_script(c, "interop_hub.py", {"HF_TOKEN=hf_interop_write", "HF_HUB_DISABLE_XET=1"}), 0);
+  EXPECT_GT(answered("PUT /lfs-upload/"), 0u);
+  EXPECT_EQ(answered("POST /v1/"), 0u);
+}
+
+TEST_F(InteropTest, DefaultHuggingfaceHubUploadsAndDownloadsThroughXet) {
+  // huggingface_hub 2.4.0 as pip installs it (hf_xet 1.8.0): large files go to the CAS as xorbs and
+  // a shard, and come back through reconstructions and signed fetch URLs.
+  ServerConfig c;
+  c.tokens.push_back(TokenGrant{"hf_xet_write", "xet", true, {"xet-org"}, {}});
+  EXPECT_EQ(run_script(c, "interop_xet.py", {"HF_TOKEN=hf_xet_write"}), 0);
+  EXPECT_GT(answered("GET /api/models/xet-org/folder/xet-write-token/"), 0u);
+  EXPECT_GT(answered("POST /v1/xorbs/"), 0u);
+  EXPECT_GT(answered("POST /v1/shards"), 0u);
+  EXPECT_GT(answered("GET /v1/reconstructions/"), 0u);
+  EXPECT_GT(answered("GET /v1/xorb-data/", 206), 0u);
+  EXPECT_EQ(answered("PUT /lfs-upload/"), 0u);  // nothing went through LFS
 }
 
 TEST_F(InteropTest, KernelsGetKernelFromTrustedPublisher) {
   ServerConfig c;
   c.trusted_orgs = {"kernels-interop"};
   EXPECT_EQ(run_script(c, "interop_kernels.py", {"KHUB_TRUSTED_ORG=kernels-interop"}), 0);
+  EXPECT_GT(answered("POST /v1/shards"), 0u);  // the variant's data file went through Xet
+  EXPECT_GT(answered("GET /v1/reconstructions/"), 0u);
 }
 
 TEST_F(InteropTest, KhubLockWritesWhatKernelsLockWrites) {

@@ -43,7 +43,6 @@ TEST_F(KernelsClient, GetKernelLoadsKhubPush) {
   ::setenv("HF_TOKEN", kToken, 1);
   ::setenv("HF_HOME", (root_ / "hf-home").c_str(), 1);
   ::setenv("KERNELS_CACHE", (root_ / "kernels-cache").c_str(), 1);
-  ::setenv("HF_HUB_DISABLE_XET", "1", 1);
   auto r = khub::testing::run_python(
       "import torch\n"
       "from kernels import get_kernel\n"
@@ -51,7 +50,7 @@ TEST_F(KernelsClient, GetKernelLoadsKhubPush) {
       "print(k.relu(torch.tensor([-1.0, 2.0, -3.0])).tolist())\n");
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.output, "[0.0, 2.0, 0.0]\n");
-  for (const char* name : {"HF_ENDPOINT", "HF_TOKEN", "HF_HOME", "KERNELS_CACHE", "HF_HUB_DISABLE_XET"}) {
+  for (const char* name : {"HF_ENDPOINT", "HF_TOKEN", "HF_HOME", "KERNELS_CACHE"}) {
     ::unsetenv(name);
   }
 }

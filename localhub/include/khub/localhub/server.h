@@ -34,6 +34,9 @@ struct ServerOptions {
   std::size_t max_header_bytes = 64 * 1024;
   int header_timeout_s = 10;
   int idle_timeout_s = 15;
+  /// Lifetime of the Xet access tokens `xet-read-token` / `xet-write-token` mint (clients refresh
+  /// them through the same route before they expire).
+  int xet_token_seconds = 3600;
   /// Receives one line per request ("127.0.0.1 GET /api/... 200 123B 1.2ms"); may be empty.
   std::function<void(std::string_view line)> request_log;
   StoreOptions store;

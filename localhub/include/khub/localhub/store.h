@@ -16,6 +16,9 @@
 #include "khub/base/error.h"
 #include "khub/base/repo_type.h"
 #include "khub/localhub/blob_store.h"
+#include "khub/xet/hash.h"
+#include "khub/xet/shard.h"
+#include "khub/xet/xorb.h"
 
 namespace khub::localhub {
 
@@ -43,6 +46,21 @@ struct FileEntry {
   std::string git_oid;
   std::string sha256;
   bool lfs = false;
+  std::string xet_hash;  // LFS files whose content a Xet shard registered: the Xet file hash, else empty
+};
+
+/// A xorb the CAS holds: its record bytes are the blob `blob_sha256`; its chunks as
+/// xet::index_xorb found them (offsets into those record bytes, content sizes).
+struct StoredXorb {
+  std::string blob_sha256;
+  std::vector<xet::XorbChunk> chunks;
+};
+
+/// A file a Xet shard registered: its content is its terms' chunks, in order.
+struct XetFile {
+  xet::Hash hash;
+  std::uint64_t size = 0;
+  std::vector<xet::FileTerm> terms;  // verification hashes are checked on upload, not kept
 };
 
 struct CommitRecord {
@@ -112,6 +130,7 @@ struct GcReport {
   std::uint64_t blobs_kept_young = 0;  // unreferenced, but within the grace period
   std::uint64_t blobs_kept = 0;        // referenced
   std::uint64_t uploads_removed = 0;   // abandoned multipart uploads and temp files
+  std::uint64_t xorbs_removed = 0;     // Xet xorbs no kept file uses, older than the grace period
 };
 
 class RepoStore {
@@ -176,6 +195,25 @@ class RepoStore {
   /// its blobs again inside its own transaction, so a commit never lands on a deleted blob (it
   /// fails with Integrity and the client uploads again).
   [[nodiscard]] Expected<GcReport> collect_garbage(const GcOptions& options);
+
+  // Xet storage (docs/localhub.md "Xet"). A xorb's record bytes are a blob; its chunk table, the
+  // files shards registered (terms) and which sha256 each file's content has live in SQLite.
+
+  /// Restarts the garbage-collection age of a known xorb; false when the xorb is unknown.
+  [[nodiscard]] Expected<bool> touch_xorb(const xet::Hash& xorb);
+  /// Records a xorb whose record bytes are stored as blob `blob_sha256`. False when it was known.
+  [[nodiscard]] Expected<bool> put_xorb(const xet::XorbIndex& index, std::string_view blob_sha256);
+  [[nodiscard]] Expected<std::optional<StoredXorb>> find_xorb(const xet::Hash& xorb) const;
+  /// Registers a file whose terms the caller checked against the stored xorbs, and the sha256 of
+  /// its content (after which LFS entries with that oid name the file). False when both were known.
+  [[nodiscard]] Expected<bool> put_xet_file(const XetFile& file, std::string_view sha256);
+  [[nodiscard]] Expected<std::optional<XetFile>> find_xet_file(const xet::Hash& file) const;
+  /// The Xet file a shard registered for content with this sha256, if any.
+  [[nodiscard]] Expected<std::optional<xet::Hash>> xet_file_for(std::string_view sha256) const;
+  /// Whether `repo` holds (holds_object) content whose Xet file hash is `file`.
+  [[nodiscard]] Expected<bool> holds_xet_file(const RepoRecord& repo, const xet::Hash& file) const;
+  /// The repo with this rowid (what Xet access tokens name); RepoNotFound when it was deleted.
+  [[nodiscard]] Expected<RepoRecord> find_repo_by_id(std::int64_t rowid) const;
 
   [[nodiscard]] BlobStore& blobs();
   [[nodiscard]] const std::filesystem::path& root() const;
