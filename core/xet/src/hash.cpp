@@ -75,6 +75,18 @@ Hash aggregated_root(std::span<const HashedSize> leaves) {
 
 namespace detail {
 Hash blake3_keyed(const Hash& key, std::span<const std::byte> message) {
+  // BLAKE3's C code detects the CPU's SIMD features on first use into a plain global; hashing once
+  // inside a thread-safe static first keeps threads that hash at once from racing on it.
+  static const bool features_detected = [] {
+    blake3_hasher warm;
+    blake3_hasher_init(&warm);
+    const std::vector<std::uint8_t> bytes(4096);
+    blake3_hasher_update(&warm, bytes.data(), bytes.size());
+    std::uint8_t out[32];
+    blake3_hasher_finalize(&warm, out, sizeof out);
+    return true;
+  }();
+  (void)features_detected;
   blake3_hasher hasher;
   blake3_hasher_init_keyed(&hasher, key.bytes.data());
   blake3_hasher_update(&hasher, message.data(), message.size());
