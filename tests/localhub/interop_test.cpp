@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <mutex>
 #include <random>
@@ -115,6 +116,57 @@ TEST_F(InteropTest, DefaultHuggingfaceHubUploadsAndDownloadsThroughXet) {
   EXPECT_GT(answered("GET /v1/reconstructions/"), 0u);
   EXPECT_GT(answered("GET /v1/xorb-data/", 206), 0u);
   EXPECT_EQ(answered("PUT /lfs-upload/"), 0u);  // nothing went through LFS
+}
+
+// The interop matrix's cross cell: what huggingface_hub + hf_xet uploaded, khub downloads through
+// the CAS (reconstruction, xorb range reads), byte for byte. (khub push → huggingface_hub is in
+// tests/publish/xet_interop_test.cpp; each client → itself in the tests around.)
+TEST_F(InteropTest, KhubDownloadsThroughXetWhatHuggingfaceHubUploaded) {
+  ServerConfig c;
+  c.tokens.push_back(TokenGrant{"hf_cross_write", "cross", true, {"cross-org"}, {}});
+  ServerOptions o;
+  o.root = dir_ / "store";
+  o.config = std::move(c);
+  o.request_log = [this](std::string_view line) {
+    std::lock_guard lock(log_mutex_);
+    requests_.emplace_back(line);
+  };
+  Server server(std::move(o));
+  ASSERT_TRUE(server.start());
+  const auto expect = dir_ / "expect";
+  ASSERT_EQ(run({KHUB_PYTHON, std::string(KHUB_SOURCE_DIR) + "/tests/localhub/interop_xet_upload.py", "cross-org/data"},
+                {"HF_ENDPOINT=" + server.url(), "HF_TOKEN=hf_cross_write", "HF_HOME=" + (dir_ / "hf-home").string(),
+                 "HF_XET_CACHE=" + (dir_ / "xet-cache").string(), "KHUB_EXPECT_DIR=" + expect.string()}),
+            0);
+  ASSERT_GT(answered("POST /v1/shards"), 0u) << "hf_xet uploaded through Xet";
+  {
+    std::lock_guard lock(log_mutex_);
+    requests_.clear();
+  }
+  const auto cache = dir_ / "khub-cache";
+  ASSERT_EQ(run({KHUB_CLI, "download", "cross-org/data", "--all", "--repo-type", "model", "--cache-dir", cache.string(),
+                 "-q"},
+                {"HF_ENDPOINT=" + server.url(), "HF_TOKEN=hf_cross_write"}),
+            0);
+  EXPECT_GE(answered("GET /v1/reconstructions/"), 3u) << "each large file came through the CAS";
+  EXPECT_GT(answered("GET /v1/xorb-data/", 206), 0u);
+  EXPECT_EQ(answered("GET /cross-org/data/resolve/"), 2u) << "only the two small regular files by their URL";
+  std::size_t compared = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(expect)) {
+    if (!e.is_regular_file()) continue;
+    const auto rel = std::filesystem::relative(e.path(), expect);
+    std::filesystem::path got;
+    for (const auto& s : std::filesystem::recursive_directory_iterator(cache))
+      if (s.path().string().find("/snapshots/") != std::string::npos &&
+          s.path().string().ends_with("/" + rel.string()))
+        got = s.path();
+    ASSERT_FALSE(got.empty()) << rel;
+    std::ifstream a(e.path(), std::ios::binary), b(got, std::ios::binary);
+    const std::string want{std::istreambuf_iterator<char>(a), {}}, have{std::istreambuf_iterator<char>(b), {}};
+    EXPECT_TRUE(want == have) << rel << ": " << want.size() << " vs " << have.size() << " bytes";
+    ++compared;
+  }
+  EXPECT_EQ(compared, 4u);
 }
 
 TEST_F(InteropTest, KernelsGetKernelFromTrustedPublisher) {
