@@ -149,6 +149,7 @@ TEST_F(InteropTest, KhubDownloadsThroughXetWhatHuggingfaceHubUploaded) {
                 {"HF_ENDPOINT=" + server.url(), "HF_TOKEN=hf_cross_write"}),
             0);
   EXPECT_GE(answered("GET /v1/reconstructions/"), 3u) << "each large file came through the CAS";
+  EXPECT_EQ(answered("GET /api/models/cross-org/data/xet-read-token/"), 1u) << "one token for the snapshot";
   EXPECT_GT(answered("GET /v1/xorb-data/", 206), 0u);
   EXPECT_EQ(answered("GET /cross-org/data/resolve/"), 2u) << "only the two small regular files by their URL";
   std::size_t compared = 0;

@@ -11,6 +11,7 @@
 #include "khub/http/retry.h"
 #include "khub/http/transport.h"
 #include "khub/hub/hub_client.h"
+#include "khub/xet/connection.h"
 
 namespace khub::hub {
 
@@ -34,6 +35,8 @@ struct HubClient::Impl {
   std::unique_ptr<CountingTransport> transport;
   std::mutex memo_mutex;
   std::map<std::string, bool> trusted_orgs;
+  std::mutex cas_token_mutex;  // held while a Xet token is asked for, so parallel downloads ask once
+  std::map<std::string, xet::CasConnection> cas_tokens;  // Xet token route → its answer, while valid
   std::uint64_t instance_id = 0;
 
   explicit Impl(ClientOptions o);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -42,11 +43,20 @@ Error xet_error(ErrorCode code, std::string_view path, const std::string& what) 
   return Error(code, std::string(path) + ": Xet download: " + what);
 }
 
+// A token serves every file of its route (one repo and commit) until 30 s before it expires, as in
+// hf_xet: a snapshot of many Xet files asks once.
 Expected<xet::CasConnection> read_token(HubClient::Impl& impl, const std::string& route) {
+  const auto now = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  std::lock_guard<std::mutex> lock(impl.cas_token_mutex);
+  if (auto it = impl.cas_tokens.find(route); it != impl.cas_tokens.end() && !it->second.expiring(now))
+    return it->second;
   KHUB_TRY(auto res, impl.send(impl.api_request("GET", route)));
   if (!res.ok()) return http::hub_error("GET", route, res);
-  return xet::parse_cas_connection(res.body, res.header("x-xet-cas-url"), res.header("x-xet-access-token"),
-                                   res.header("x-xet-token-expiration"));
+  KHUB_TRY(auto cas, xet::parse_cas_connection(res.body, res.header("x-xet-cas-url"), res.header("x-xet-access-token"),
+                                               res.header("x-xet-token-expiration")));
+  impl.cas_tokens[route] = cas;
+  return cas;
 }
 
 // The CAS gets its own token and never the Hub's, even when it shares the Hub's host.
