@@ -181,6 +181,28 @@ def download_section(out):
     out.append("")
 
 
+def xet_section(out):
+    xb = load("cpu_2core_xet_bench.json")
+    if not xb:
+        return
+    rp = xb["repush"]
+    out += ["## Xet transfers (CPU)", "",
+            f"`bench/xet_bench.py`: khub beside huggingface_hub {xb['huggingface_hub']} + hf_xet {xb['hf_xet']} "
+            f"(its default install) against one `khub serve` on loopback, {xb['size_mib']} MiB of random bytes, "
+            f"medians of {len(xb['upload']['khub']['seconds'])} runs on fresh repos and caches; "
+            f"{source('cpu_2core_xet_bench.json', xb)}, {xb['provenance']['machine']}. Python is timed inside its "
+            "process (import excluded), khub as the whole `khub` command. Goal: khub ≥ hf_xet.", "",
+            "| transfer | hf_xet MiB/s | khub MiB/s | khub / hf_xet |", "|---|---|---|---|"]
+    for kind, text in (("download", "download of a file hf_xet uploaded (`hf_hub_download` / `khub download`)"),
+                       ("upload", "upload (`upload_file` / `khub push` of a build holding the file)")):
+        r = xb[kind]
+        out.append(f"| {text} | {r['hf_xet']['mib_per_s']:.0f} | {r['khub']['mib_per_s']:.0f} | {r['ratio']:.2f}× |")
+    out += ["", f"Re-push of a build whose {rp['file_bytes'] // (1 << 20)} MiB file changed in "
+            f"{rp['changed_bytes'] / rp['file_bytes']:.0%} of its bytes (four places): khub sent "
+            f"{rp['bytes_uploaded']:,} bytes, {rp['share_sent']:.1%} of the file (goal ≤ 10 %); an unchanged "
+            f"re-push sent {rp['unchanged_bytes_uploaded']} bytes.", ""]
+
+
 def load_section(out):
     lt = load("cpu_2core_loadtest.json")
     if not lt:
@@ -212,7 +234,7 @@ def main():
            "bytes over the cold time, against the 1 GiB copy of the same run.",
            "* CPU: wall-clock medians (Google Benchmark for `hub_bench` and `kernel_bench`).", ""]
     for section in (kernels_section, ltx_section, cpu_kernels_section, get_kernel_section, download_section,
-                    load_section):
+                    xet_section, load_section):
         section(out)
     out += ["## Reproduce", "", "```sh",
             "KHUB_COMMIT=<sha> bench/kernels/run_h200.sh bench baselines   # on the H200: $OUT/h200_*.json",
@@ -222,6 +244,7 @@ def main():
             "python3 bench/record.py run bench/results/cpu_2core_kernel_bench.json -- build/bench/kernel_bench \\",
             "    --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_format=json",
             ".venv/bin/python bench/warm_get_kernel.py && .venv/bin/python bench/kernels/cpu_bench.py",
+            ".venv/bin/python bench/xet_bench.py",
             "python3 bench/render_docs.py > docs/benchmarks.md", "```"]
     print("\n".join(out))
 

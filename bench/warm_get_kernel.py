@@ -103,7 +103,7 @@ def main():
             env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "KERNELS_"))}
             # Telemetry stays on: kernels 0.17.2 builds an invalid User-Agent when it is disabled.
             env.update(HF_ENDPOINT=endpoint, HF_TOKEN=token, HF_HOME=str(work / "hf-home"),
-                       KERNELS_CACHE=str(work / "cache"), HF_HUB_DISABLE_XET="1")
+                       KERNELS_CACHE=str(work / "cache"))
             run([khub, "push", kernel_build, "--repo", REPO, "--version", "1"], env)
             python = {"online": time_python(env, args.calls, offline=False)}
             # khub fills a second cache, which the Python client then reads offline: its own offline
