@@ -137,14 +137,13 @@ def main():
         median = statistics.median(times)
         return {"seconds": times, "median_s": median, "mib_per_s": size / MIB / median}
 
-    import hf_xet
-    import huggingface_hub
+    from importlib.metadata import version
     result = {
         "provenance": provenance(),
         "cpus": os.cpu_count(),
         "load_average": os.getloadavg(),
-        "huggingface_hub": huggingface_hub.__version__,
-        "hf_xet": getattr(hf_xet, "__version__", "unknown"),
+        "huggingface_hub": version("huggingface_hub"),
+        "hf_xet": version("hf-xet"),
         "size_mib": args.size_mib,
         "download": {side: summary(t) for side, t in download.items()},
         "upload": {side: summary(t) for side, t in upload.items()},
