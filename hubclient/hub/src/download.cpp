@@ -3,14 +3,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <fstream>
-#include <mutex>
 #include <optional>
-#include <thread>
 
 #include "khub/base/fs.h"
 #include "khub/base/hash.h"
+#include "khub/base/parallel.h"
 #include "khub/base/temp_files.h"
 
 namespace khub::hub {
@@ -175,34 +173,13 @@ Status fetch_files(HubClient& client, const RepoRef& repo, std::string_view comm
   std::vector<const TreeEntry*> todo;
   for (const auto& f : files)
     if (!f.directory) todo.push_back(&f);
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::mutex error_mutex;
-  std::optional<Error> first_error;
-  auto worker = [&] {
-    while (!failed.load()) {
-      std::size_t i = next.fetch_add(1);
-      if (i >= todo.size()) return;
-      auto r = fetch_file(client, repo, commit, todo[i]->path, todo[i]);
-      if (!r) {
-        std::lock_guard<std::mutex> g(error_mutex);
-        if (!first_error) first_error = std::move(r).error();
-        failed = true;
-      }
-    }
-  };
   (void)process_umask();  // read before any worker starts (its fallback sets the umask briefly)
-  std::size_t n = std::min<std::size_t>(todo.size(), static_cast<std::size_t>(
-                                                         std::max(1, client.options().max_parallel_downloads)));
-  if (n <= 1) {
-    worker();
-  } else {
-    std::vector<std::thread> threads;
-    for (std::size_t i = 0; i < n; ++i) threads.emplace_back(worker);
-    for (auto& t : threads) t.join();
-  }
-  if (first_error) return std::move(*first_error);
-  return {};
+  return run_parallel(todo.size(), static_cast<std::size_t>(std::max(1, client.options().max_parallel_downloads)),
+                      [&](std::size_t i) -> Status {
+                        auto r = fetch_file(client, repo, commit, todo[i]->path, todo[i]);
+                        if (!r) return std::move(r).error();
+                        return {};
+                      });
 }
 
 }  // namespace khub::hub

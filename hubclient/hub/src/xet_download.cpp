@@ -3,17 +3,16 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <thread>
 #include <vector>
 
 #include "khub/base/hash.h"
+#include "khub/base/parallel.h"
 #include "khub/base/redact.h"
 #include "khub/xet/connection.h"
 #include "khub/xet/hash.h"
@@ -215,44 +214,25 @@ Status download_xet(HubClient::Impl& impl, const FileMetadata& meta, const fs::p
   auto fetches = plan_fetches(*answer, pieces, meta.size);
   if (!fetches) return fail(xet_error(fetches.error().code, display_path, fetches.error().message));
 
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::mutex mutex;  // guards first_error, done and the progress sink
-  std::optional<Error> first_error;
+  std::mutex mutex;  // guards `done` and the progress sink
   std::uint64_t done = 0;
   auto* progress = impl.options.progress.get();
-  auto worker = [&] {
-    while (!failed.load()) {
-      const std::size_t i = next.fetch_add(1);
-      if (i >= fetches->size()) return;
-      const Fetch& fetch = (*fetches)[i];
-      std::uint64_t written = 0;
-      auto records = fetch_records(impl, *fetch.info);
-      Status placed = records ? place_records(fetch, *records, fd, written) : Status(std::move(records).error());
-      std::lock_guard<std::mutex> lock(mutex);
-      if (placed) {
+  auto fetched = run_parallel(
+      fetches->size(), static_cast<std::size_t>(std::max(1, impl.options.max_parallel_downloads)),
+      [&](std::size_t i) -> Status {
+        const Fetch& fetch = (*fetches)[i];
+        std::uint64_t written = 0;
+        KHUB_TRY(const std::string records, fetch_records(impl, *fetch.info));
+        KHUB_CHECK(place_records(fetch, records, fd, written));
+        std::lock_guard<std::mutex> lock(mutex);
         done += written;
         if (progress && !progress->on_bytes(display_path, done, meta.size))
-          placed = Error(ErrorCode::Cancelled, "download of " + std::string(display_path) + " cancelled");
-      }
-      if (!placed) {
-        if (!first_error) first_error = std::move(placed).error();
-        failed = true;
-      }
-    }
-  };
-  const std::size_t threads =
-      std::min<std::size_t>(fetches->size(), static_cast<std::size_t>(std::max(1, impl.options.max_parallel_downloads)));
-  if (threads <= 1) {
-    worker();
-  } else {
-    std::vector<std::thread> pool;
-    for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(worker);
-    for (auto& t : pool) t.join();
-  }
-  if (first_error) {
-    if (first_error->code == ErrorCode::Cancelled) return fail(std::move(*first_error));
-    return fail(xet_error(first_error->code, display_path, first_error->message));
+          return Error(ErrorCode::Cancelled, "download of " + std::string(display_path) + " cancelled");
+        return {};
+      });
+  if (!fetched) {
+    if (fetched.error().code == ErrorCode::Cancelled) return fail(std::move(fetched).error());
+    return fail(xet_error(fetched.error().code, display_path, fetched.error().message));
   }
 
   // The chunks' hashes, in file order, must make the file's Xet hash: every byte is checked against
