@@ -1,8 +1,14 @@
 # khub_kernel(): one kernel-builder style project -> variant dirs for the configured torch.
-#   <name>/build/torch<MM>-cxx11-cpu-<arch>-linux/   always
-#   <name>/build/torch<MM>-cxx11-cu<XY>-<arch>-linux/ when KHUB_HAVE_CUDA
+#   <name>/build/torch<MM>-cxx11-cpu-<arch>-linux/          always
+#   <name>/build/torch<MM>-cxx11-cu<XY>-<arch>-linux/        when KHUB_HAVE_CUDA
+#   <name>/build/torch-stable-abi<AB>-cpu-<arch>-linux/      when KHUB_KERNELS_STABLE_ABI is set (2.10)
+#   <name>/build/torch-stable-abi<AB>-cu<XY>-<arch>-linux/   both
 # Each holds __init__.py (+ other package files), _ops.py, <id>.abi3.so and metadata.json, with
-# id = _<name>_<backend>_<uid>. The CPU implementation is registered for the CPU key in every variant.
+# id = _<name>_<backend>_<uid> (torch) or _<name>_<backend>_stable_<uid> (stable ABI: its own op
+# namespace, so both builds load side by side). The stable-ABI module is the same torch-free
+# implementation objects with torch-ext/torch_binding_stable.cpp, compiled with TORCH_TARGET_VERSION
+# (only the C shims of that torch version and the header-only stable API). The CPU implementation
+# is registered for the CPU key in every variant.
 
 set(_KHUB_KERNEL_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
 
@@ -64,6 +70,38 @@ function(khub_kernels_variant_names cpu_out cuda_out)
   else()
     set(${cuda_out} "" PARENT_SCOPE)
   endif()
+endfunction()
+
+# The stable-ABI variant names for KHUB_KERNELS_STABLE_ABI ("2.10" -> torch-stable-abi210-cpu-<arch>-<os>,
+# named after the target, never the build torch) and the TORCH_TARGET_VERSION value
+# ((major << 56) | (minor << 48)). Empty names when the option is empty; an error when the build torch is
+# older than the target (its headers cannot build for a torch they do not know).
+function(khub_kernels_stable_variant_names cpu_out cuda_out target_out)
+  set(${cpu_out} "" PARENT_SCOPE)
+  set(${cuda_out} "" PARENT_SCOPE)
+  set(${target_out} "" PARENT_SCOPE)
+  if(NOT KHUB_KERNELS_STABLE_ABI)
+    return()
+  endif()
+  if(NOT KHUB_KERNELS_STABLE_ABI MATCHES "^([0-9])\\.([0-9]+)$")
+    message(FATAL_ERROR "KHUB_KERNELS_STABLE_ABI: expected <major>.<minor> (2.10), got '${KHUB_KERNELS_STABLE_ABI}'")
+  endif()
+  set(major ${CMAKE_MATCH_1})
+  set(minor ${CMAKE_MATCH_2})
+  string(REGEX MATCH "^([0-9]+)\\.([0-9]+)" _ "${KHUB_TORCH_VERSION}")
+  if(CMAKE_MATCH_1 LESS major OR (CMAKE_MATCH_1 EQUAL major AND CMAKE_MATCH_2 LESS minor))
+    message(FATAL_ERROR "KHUB_KERNELS_STABLE_ABI ${KHUB_KERNELS_STABLE_ABI} is newer than the build torch "
+                        "${KHUB_TORCH_VERSION}")
+  endif()
+  math(EXPR target "(${major} << 56) | (${minor} << 48)" OUTPUT_FORMAT HEXADECIMAL)
+  khub_kernels_variant_names(torch_cpu torch_cuda)
+  string(REGEX REPLACE "^torch[0-9]+(-cxx11|-cxx98)?-" "torch-stable-abi${major}${minor}-" cpu "${torch_cpu}")
+  set(${cpu_out} "${cpu}" PARENT_SCOPE)
+  if(torch_cuda)
+    string(REGEX REPLACE "^torch[0-9]+(-cxx11|-cxx98)?-" "torch-stable-abi${major}${minor}-" cuda "${torch_cuda}")
+    set(${cuda_out} "${cuda}" PARENT_SCOPE)
+  endif()
+  set(${target_out} "${target}" PARENT_SCOPE)
 endfunction()
 
 # "9.0+PTX"-style archs from KHUB_KERNELS_CUDA_ARCHS (90-real;90-virtual), sorted lexicographically.
@@ -164,43 +202,76 @@ function(khub_kernel name)
     list(APPEND backends cuda)
   endif()
 
-  foreach(backend ${backends})
-    set(id _${pyname}_${backend}_${KHUB_KERNELS_UID_VALUE})
-    if(backend STREQUAL cpu)
-      set(variant ${KHUB_KERNELS_CPU_VARIANT})
-      set(archs "")
-    else()
-      set(variant ${KHUB_KERNELS_CUDA_VARIANT})
-      _khub_cuda_archs(archs)
-    endif()
-    set(target khub_kernel_${name}_${backend})
-    set(stage ${CMAKE_CURRENT_BINARY_DIR}/${name}/${variant})
-    add_library(${target} MODULE ${src}/torch-ext/torch_binding.cpp $<TARGET_OBJECTS:khub_kernel_${name}_cpu_impl>)
-    target_include_directories(${target} PRIVATE ${includes})
-    target_compile_definitions(${target} PRIVATE TORCH_EXTENSION_NAME=${id})
-    target_compile_options(${target} PRIVATE -fno-gnu-unique ${TORCH_CXX_FLAGS})
-    target_include_directories(${target} SYSTEM PRIVATE ${TORCH_INCLUDE_DIRS})
-    target_link_libraries(${target} PRIVATE torch_cpu c10)
-    if(backend STREQUAL cuda)
-      target_sources(${target} PRIVATE $<TARGET_OBJECTS:khub_kernel_${name}_cuda_impl>)
-      target_compile_definitions(${target} PRIVATE KHUB_KERNEL_CUDA=1)
-      target_link_libraries(${target} PRIVATE c10_cuda CUDA::cudart)
-    endif()
-    set_target_properties(${target} PROPERTIES
-      OUTPUT_NAME ${id} PREFIX "" SUFFIX ".abi3.so" CXX_VISIBILITY_PRESET hidden
-      LIBRARY_OUTPUT_DIRECTORY ${stage})
-    _khub_write_metadata(${stage}/metadata.json ${name} ${id} ${meta_version} ${meta_license} ${backend} "${archs}")
-    _khub_write_ops_py(${stage}/_ops.py ${id})
-    set(dest ${KHUB_KERNELS_OUTPUT_DIR}/${name}/build/${variant})
-    add_custom_command(TARGET ${target} POST_BUILD
-      COMMAND ${CMAKE_COMMAND} -DSTAGE=${stage} -DDEST=${dest} -DSO=$<TARGET_FILE:${target}>
-              -DPYDIR=${src}/torch-ext/${pyname} -P ${_KHUB_KERNEL_CMAKE_DIR}/KhubInstallVariant.cmake
-      COMMENT "kernels: ${name} -> ${dest}" VERBATIM)
-    add_dependencies(khub_kernels ${target})
-    set_property(GLOBAL APPEND PROPERTY KHUB_KERNEL_VARIANT_TARGETS ${target})
-    set_property(GLOBAL APPEND PROPERTY KHUB_KERNEL_VARIANT_DIRS ${dest})
-    set_property(TARGET ${target} PROPERTY KHUB_VARIANT_DIR ${dest})
-    set_property(TARGET ${target} PROPERTY KHUB_VARIANT_ID ${id})
+  set(abis torch)
+  if(KHUB_KERNELS_STABLE_CPU_VARIANT)
+    list(APPEND abis stable)
+  endif()
+  foreach(abi ${abis})
+    foreach(backend ${backends})
+      if(abi STREQUAL torch)
+        set(id _${pyname}_${backend}_${KHUB_KERNELS_UID_VALUE})
+        set(target khub_kernel_${name}_${backend})
+        set(binding ${src}/torch-ext/torch_binding.cpp)
+      else()
+        set(id _${pyname}_${backend}_stable_${KHUB_KERNELS_UID_VALUE})
+        set(target khub_kernel_${name}_stable_${backend})
+        set(binding ${src}/torch-ext/torch_binding_stable.cpp)
+      endif()
+      if(backend STREQUAL cpu)
+        set(variant ${KHUB_KERNELS_CPU_VARIANT})
+        set(archs "")
+      else()
+        set(variant ${KHUB_KERNELS_CUDA_VARIANT})
+        _khub_cuda_archs(archs)
+      endif()
+      if(abi STREQUAL stable)
+        string(TOUPPER ${backend} B)
+        set(variant ${KHUB_KERNELS_STABLE_${B}_VARIANT})
+      endif()
+      set(stage ${CMAKE_CURRENT_BINARY_DIR}/${name}/${variant})
+      add_library(${target} MODULE ${binding} $<TARGET_OBJECTS:khub_kernel_${name}_cpu_impl>)
+      target_include_directories(${target} PRIVATE ${includes})
+      target_compile_definitions(${target} PRIVATE TORCH_EXTENSION_NAME=${id})
+      target_include_directories(${target} SYSTEM PRIVATE ${TORCH_INCLUDE_DIRS})
+      if(abi STREQUAL torch)
+        target_compile_options(${target} PRIVATE -fno-gnu-unique ${TORCH_CXX_FLAGS})
+        target_link_libraries(${target} PRIVATE torch_cpu c10)
+      else()
+        # Only the C shims of libtorch_cpu (and libtorch_cuda) are called: linked to those files, not to
+        # the imported targets, whose interfaces add the CUDA stack; no C++ ABI flag. libc10 comes
+        # before libstdc++ for one reason: STD_TORCH_CHECK formats with std::ostringstream, whose
+        # newer members (GLIBCXX_3.4.26/29, beyond manylinux_2_28) libc10 exports, so the references
+        # bind there unversioned, as the torch variants' own do.
+        target_compile_definitions(${target} PRIVATE TORCH_TARGET_VERSION=${KHUB_KERNELS_STABLE_TARGET})
+        target_compile_options(${target} PRIVATE -fno-gnu-unique)
+        target_link_libraries(${target} PRIVATE $<TARGET_FILE:torch_cpu> $<TARGET_FILE:c10>)
+      endif()
+      if(backend STREQUAL cuda)
+        target_sources(${target} PRIVATE $<TARGET_OBJECTS:khub_kernel_${name}_cuda_impl>)
+        target_compile_definitions(${target} PRIVATE KHUB_KERNEL_CUDA=1)
+        if(abi STREQUAL torch)
+          target_link_libraries(${target} PRIVATE c10_cuda CUDA::cudart)
+        else()
+          # aoti_torch_get_current_cuda_stream lives in libtorch_cuda.
+          target_link_libraries(${target} PRIVATE $<TARGET_FILE:torch_cuda> CUDA::cudart)
+        endif()
+      endif()
+      set_target_properties(${target} PROPERTIES
+        OUTPUT_NAME ${id} PREFIX "" SUFFIX ".abi3.so" CXX_VISIBILITY_PRESET hidden
+        LIBRARY_OUTPUT_DIRECTORY ${stage})
+      _khub_write_metadata(${stage}/metadata.json ${name} ${id} ${meta_version} ${meta_license} ${backend} "${archs}")
+      _khub_write_ops_py(${stage}/_ops.py ${id})
+      set(dest ${KHUB_KERNELS_OUTPUT_DIR}/${name}/build/${variant})
+      add_custom_command(TARGET ${target} POST_BUILD
+        COMMAND ${CMAKE_COMMAND} -DSTAGE=${stage} -DDEST=${dest} -DSO=$<TARGET_FILE:${target}>
+                -DPYDIR=${src}/torch-ext/${pyname} -P ${_KHUB_KERNEL_CMAKE_DIR}/KhubInstallVariant.cmake
+        COMMENT "kernels: ${name} -> ${dest}" VERBATIM)
+      add_dependencies(khub_kernels ${target})
+      set_property(GLOBAL APPEND PROPERTY KHUB_KERNEL_VARIANT_TARGETS ${target})
+      set_property(GLOBAL APPEND PROPERTY KHUB_KERNEL_VARIANT_DIRS ${dest})
+      set_property(TARGET ${target} PROPERTY KHUB_VARIANT_DIR ${dest})
+      set_property(TARGET ${target} PROPERTY KHUB_VARIANT_ID ${id})
+    endforeach()
   endforeach()
 endfunction()
 

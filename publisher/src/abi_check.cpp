@@ -22,6 +22,11 @@ constexpr StableAbiSymbol kStableAbi[] = {
 #include "stable_abi_symbols.inc"
 };
 
+// Torch C-shim functions added from 2.10 on, with the torch version that added each.
+constexpr StableAbiSymbol kTorchShim[] = {
+#include "torch_shim_versions.inc"
+};
+
 // auditwheel's manylinux_2_28 symbol-version lists, as kernel-abi-check 0.14 accepts them. The x86_64
 // set was confirmed by probing kernel-abi-check with stub libraries carrying every version node of
 // this machine's glibc, libstdc++, libgcc_s, libz and libatomic (see tests/publish/abi_interop_test.cpp).
@@ -127,10 +132,32 @@ std::vector<Abi3Violation> check_abi3(const ElfInfo& elf, int major, int minor) 
   return out;
 }
 
-std::vector<std::string> check_torch_stable_abi(const ElfInfo& elf) {
-  std::vector<std::string> out;
+std::optional<std::string> torch_shim_added(std::string_view symbol) {
+  for (const auto& s : kTorchShim) {
+    if (symbol == s.name) return std::to_string(s.major) + "." + std::to_string(s.minor);
+  }
+  return std::nullopt;
+}
+
+std::string TorchStableAbiViolation::describe() const {
+  if (!added) return "uses " + symbol + ", which is not part of the Torch stable ABI";
+  return "uses " + symbol + ", added to torch's C shim in " + *added + ", after the stable-ABI target " + target;
+}
+
+std::vector<TorchStableAbiViolation> check_torch_stable_abi(const ElfInfo& elf, int target_major, int target_minor) {
+  const std::string target = std::to_string(target_major) + "." + std::to_string(target_minor);
+  std::vector<TorchStableAbiViolation> out;
   for (const auto& s : elf.dynamic) {
-    if (!s.undefined || !s.name.starts_with("_Z")) continue;
+    if (!s.undefined) continue;
+    bool listed = false;
+    for (const auto& shim : kTorchShim) {
+      if (s.name != shim.name) continue;
+      listed = true;
+      if (shim.major > target_major || (shim.major == target_major && shim.minor > target_minor))
+        out.push_back({s.name, std::to_string(shim.major) + "." + std::to_string(shim.minor), target});
+      break;
+    }
+    if (listed || !s.name.starts_with("_Z")) continue;
     int status = 0;
     std::unique_ptr<char, decltype(&std::free)> demangled(
         abi::__cxa_demangle(s.name.c_str(), nullptr, nullptr, &status), std::free);
@@ -138,7 +165,7 @@ std::vector<std::string> check_torch_stable_abi(const ElfInfo& elf) {
     std::string_view d(demangled.get());
     bool internal = d.starts_with("c10::") || d.starts_with("at::") ||
                     (d.starts_with("torch::") && !d.starts_with("torch::stable::"));
-    if (internal) out.emplace_back(d);
+    if (internal) out.push_back({std::string(d), std::nullopt, target});
   }
   return out;
 }

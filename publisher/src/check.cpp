@@ -204,8 +204,10 @@ class Checker {
       }
       if (variant && variant->is_arch() &&
           variant->arch->framework.kind == variants::FrameworkKind::TorchStableAbi) {
-        for (const auto& sym : check_torch_stable_abi(*elf)) {
-          add(rel, "torch-stable-abi", "uses " + sym + ", which is not part of the Torch stable ABI");
+        // The variant's name is its target: torch-stable-abi210 = any torch >= 2.10.
+        const auto& target = variant->arch->framework.version;
+        for (const auto& x : check_torch_stable_abi(*elf, target.major, target.minor)) {
+          add(rel, "torch-stable-abi", x.describe());
         }
       }
       if (m && variant && variant->is_arch() && file.parent_path() == v.path &&

@@ -49,11 +49,29 @@ TEST(AbiCheck, NamespacesFromTorchLibrarySymbols) {
 TEST(AbiCheck, TorchStableAbiInternals) {
   auto elf = read_elf(KHUB_FIXTURE_STABLE_ABI);
   ASSERT_TRUE(elf);
-  EXPECT_EQ(check_torch_stable_abi(*elf),
-            std::vector<std::string>{"c10::detail::torchCheckFail(char const*, char const*, unsigned int, char const*)"});
+  const std::string internal = "c10::detail::torchCheckFail(char const*, char const*, unsigned int, char const*)";
+  auto sorted = [](std::vector<TorchStableAbiViolation> v) {
+    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.symbol < b.symbol; });
+    return v;
+  };
+  // Target 2.10: torch_call_dispatcher (2.10) is allowed, torch_library_def_with_tags (2.12) is not.
+  EXPECT_EQ(sorted(check_torch_stable_abi(*elf, 2, 10)),
+            (std::vector<TorchStableAbiViolation>{{internal, std::nullopt, "2.10"},
+                                                  {"torch_library_def_with_tags", "2.12", "2.10"}}));
+  EXPECT_EQ(check_torch_stable_abi(*elf, 2, 12), (std::vector<TorchStableAbiViolation>{{internal, std::nullopt, "2.12"}}));
+  EXPECT_EQ(check_torch_stable_abi(*elf, 2, 9).size(), 3u);
   auto clean = read_elf(KHUB_FIXTURE_NS_GOOD);
   ASSERT_TRUE(clean);
-  EXPECT_TRUE(check_torch_stable_abi(*clean).empty());
+  EXPECT_TRUE(check_torch_stable_abi(*clean, 2, 10).empty());
+}
+
+TEST(AbiCheck, TorchShimVersionTable) {
+  EXPECT_EQ(torch_shim_added("torch_call_dispatcher"), "2.10");
+  EXPECT_EQ(torch_shim_added("torch_from_blob"), "2.11");
+  EXPECT_EQ(torch_shim_added("torch_library_def_with_tags"), "2.12");
+  EXPECT_FALSE(torch_shim_added("aoti_torch_get_data_ptr"));  // before 2.10
+  EXPECT_EQ(TorchStableAbiViolation({"torch_from_blob", "2.11", "2.10"}).describe(),
+            "uses torch_from_blob, added to torch's C shim in 2.11, after the stable-ABI target 2.10");
 }
 
 TEST(AbiCheck, StableAbiTable) {

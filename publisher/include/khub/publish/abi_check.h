@@ -58,10 +58,26 @@ struct Abi3Violation {
 /// Added-in version of a stable-ABI symbol ("3.2"), or none. Source: publisher/src/stable_abi_symbols.inc.
 [[nodiscard]] std::optional<std::string> stable_abi_added(std::string_view symbol);
 
-/// Torch stable-ABI rule (its demangling part): undefined C++ symbols in `c10::`,
-/// `at::` or `torch::` other than `torch::stable::`, demangled. (The shim-version part needs
-/// `shim_function_versions.txt`, which khub does not ship.)
-[[nodiscard]] std::vector<std::string> check_torch_stable_abi(const ElfInfo& elf);
+/// Torch version ("2.12") that added a C-shim function (or shim type) to the stable ABI, or none for
+/// a name that existed before 2.10 or is not torch's. Source: publisher/src/torch_shim_versions.inc.
+[[nodiscard]] std::optional<std::string> torch_shim_added(std::string_view symbol);
+
+struct TorchStableAbiViolation {
+  std::string symbol;                // the C-shim function, or the demangled C++ name
+  std::optional<std::string> added;  // shim function newer than the target: the torch version that added it
+  std::string target;                // the variant's stable-ABI target ("2.10")
+  friend bool operator==(const TorchStableAbiViolation&, const TorchStableAbiViolation&) = default;
+  /// `uses <sym>, which is not part of the Torch stable ABI` or
+  /// `uses <sym>, added to torch's C shim in <added>, after the stable-ABI target <target>`.
+  [[nodiscard]] std::string describe() const;
+};
+
+/// The Torch stable-ABI rules of kernel-abi-check for a variant targeting torch major.minor, over the
+/// undefined symbols: a C-shim function in the version table must not be newer than the target;
+/// any other symbol that demangles into `c10::`, `at::` or `torch::` (but not `torch::stable::`) is
+/// not part of the stable ABI.
+[[nodiscard]] std::vector<TorchStableAbiViolation> check_torch_stable_abi(const ElfInfo& elf, int target_major,
+                                                                          int target_minor);
 
 /// DT_NEEDED entries that are neither on the manylinux_2_28 allow-list nor part of the Torch / CUDA
 /// runtime a kernel loads into (libtorch*, libc10*, libcudart, libcuda, libcublas*, libnvrtc*, ...).
