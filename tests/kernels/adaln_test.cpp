@@ -14,7 +14,11 @@ using GatedSig = Pair(const at::Tensor&, const at::Tensor&, const at::Tensor&, c
 using GatedTableSig = Pair(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&, int64_t, int64_t,
                            double);
 
-const std::string& id() { return load_variant(KHUB_VARIANT_ADALN); }
+#ifdef KHUB_VARIANT_ADALN_STABLE
+const std::string& id() { return kernel_id(KHUB_VARIANT_ADALN, KHUB_VARIANT_ADALN_STABLE); }
+#else
+const std::string& id() { return kernel_id(KHUB_VARIANT_ADALN, nullptr); }
+#endif
 
 at::Tensor d(const at::Tensor& t) { return t.to(at::kDouble); }
 

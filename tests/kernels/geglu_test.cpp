@@ -10,7 +10,11 @@ namespace {
 using GegluSig = at::Tensor(const at::Tensor&, bool);
 using GeluSig = at::Tensor(const at::Tensor&);
 
-const std::string& id() { return load_variant(KHUB_VARIANT_GEGLU); }
+#ifdef KHUB_VARIANT_GEGLU_STABLE
+const std::string& id() { return kernel_id(KHUB_VARIANT_GEGLU, KHUB_VARIANT_GEGLU_STABLE); }
+#else
+const std::string& id() { return kernel_id(KHUB_VARIANT_GEGLU, nullptr); }
+#endif
 
 at::Tensor gelu_ref(const at::Tensor& g, bool tanh_form) {
   if (!tanh_form) return 0.5 * g * (1 + at::erf(g * M_SQRT1_2));

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <chrono>
 #include <fstream>
 #include <future>
@@ -42,6 +43,20 @@ const std::string& load_variant(const std::string& dir) {
   const std::string so = dir + "/" + id + ".abi3.so";
   if (!dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL)) throw std::runtime_error(std::string("dlopen: ") + dlerror());
   return loaded.emplace(dir, id).first->second;
+}
+
+bool stable_abi() {
+  static const bool stable = [] {
+    const char* abi = std::getenv("KHUB_KERNELS_TEST_ABI");
+    return abi != nullptr && std::string(abi) == "stable";
+  }();
+  return stable;
+}
+
+const std::string& kernel_id(const char* torch_dir, const char* stable_dir) {
+  if (!stable_abi()) return load_variant(torch_dir);
+  if (stable_dir == nullptr) throw std::runtime_error("KHUB_KERNELS_TEST_ABI=stable, but no stable-ABI build was configured");
+  return load_variant(stable_dir);
 }
 
 const char* layout_name(Layout l) {

@@ -19,6 +19,13 @@ bool on_cuda();
 // Loads the variant dir once (metadata.json -> id -> <id>.abi3.so) and returns its id.
 const std::string& load_variant(const std::string& variant_dir);
 
+// True when the suite runs on the stable-ABI builds (KHUB_KERNELS_TEST_ABI=stable in the environment).
+bool stable_abi();
+
+// Loads this run's build of a kernel and returns its id: `torch_dir` (the torch<MM> build), or
+// `stable_dir` under stable_abi() (an error when that build was not configured, nullptr).
+const std::string& kernel_id(const char* torch_dir, const char* stable_dir);
+
 // The op `<id>::<name>` with C++ signature Sig.
 template <typename Sig>
 c10::TypedOperatorHandle<Sig> op(const std::string& id, const char* name) {
@@ -58,14 +65,21 @@ at::Tensor round_to(const at::Tensor& t, at::ScalarType dtype);
 // Records the max error seen per op/dtype; printed at the end of the run (docs/kernels.md).
 void record_error(const std::string& op, at::ScalarType dtype, double max_abs);
 
-// Expects `f` to throw c10::Error whose message contains `needle`.
+// Expects `f` (a dispatcher call) to throw the kernel's error with a message containing `needle`:
+// c10::Error from a torch build (TORCH_CHECK), std::runtime_error from a stable-ABI build
+// (STD_TORCH_CHECK; the dispatcher passes it through as is).
 template <typename F>
 void expect_torch_error(F&& f, const std::string& needle) {
   try {
     f();
     ADD_FAILURE() << "expected an error containing '" << needle << "'";
   } catch (const c10::Error& e) {
+    EXPECT_FALSE(stable_abi()) << "a stable-ABI kernel threw c10::Error: " << e.what_without_backtrace();
     const std::string msg = e.what_without_backtrace();
+    EXPECT_NE(msg.find(needle), std::string::npos) << "message: " << msg;
+  } catch (const std::runtime_error& e) {
+    EXPECT_TRUE(stable_abi()) << "a torch kernel threw std::runtime_error: " << e.what();
+    const std::string msg = e.what();
     EXPECT_NE(msg.find(needle), std::string::npos) << "message: " << msg;
   }
 }

@@ -14,7 +14,11 @@ using RmsSig = at::Tensor(const at::Tensor&, const OptT&, double);
 using RoundSig = at::Tensor(const at::Tensor&, const OptT&, double, c10::string_view);
 using AddSig = std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, const OptT&, double);
 
-const std::string& id() { return load_variant(KHUB_VARIANT_RMSNORM); }
+#ifdef KHUB_VARIANT_RMSNORM_STABLE
+const std::string& id() { return kernel_id(KHUB_VARIANT_RMSNORM, KHUB_VARIANT_RMSNORM_STABLE); }
+#else
+const std::string& id() { return kernel_id(KHUB_VARIANT_RMSNORM, nullptr); }
+#endif
 
 at::Tensor reference(const at::Tensor& x, const OptT& w, double eps, const std::string& rounding) {
   const auto xd = x.to(at::kDouble);

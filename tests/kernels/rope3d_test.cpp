@@ -17,7 +17,11 @@ using NormSig = Pair(const at::Tensor&, const at::Tensor&, const OptT&, const Op
                      const at::Tensor&, const at::Tensor&);
 using TablesSig = Pair(const at::Tensor&, int64_t, double);
 
-const std::string& id() { return load_variant(KHUB_VARIANT_ROPE3D); }
+#ifdef KHUB_VARIANT_ROPE3D_STABLE
+const std::string& id() { return kernel_id(KHUB_VARIANT_ROPE3D, KHUB_VARIANT_ROPE3D_STABLE); }
+#else
+const std::string& id() { return kernel_id(KHUB_VARIANT_ROPE3D, nullptr); }
+#endif
 
 at::TensorOptions f32() { return at::TensorOptions().dtype(at::kFloat).device(test_device()); }
 

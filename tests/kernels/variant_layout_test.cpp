@@ -40,10 +40,17 @@ TEST(VariantLayout, EveryVariantDirHasKernelBuilderLayout) {
     const std::string id = meta.at("id");
     const std::string backend = meta.at("backend").at("type");
     EXPECT_EQ(meta.at("name"), kernel);
-    EXPECT_TRUE(std::regex_match(id, std::regex("_" + kernel + "_(cpu|cuda)_([0-9a-f]{7}(_dirty)?|[a-z2-7]{13})")))
+    // A stable-ABI build has its own id (`_stable_`), so both builds load into one process.
+    const bool stable = variant.rfind("torch-stable-abi", 0) == 0;
+    EXPECT_TRUE(std::regex_match(
+        id, std::regex("_" + kernel + "_(cpu|cuda)_" + (stable ? "stable_" : "") + "([0-9a-f]{7}(_dirty)?|[a-z2-7]{13})")))
         << id;
     EXPECT_EQ(id.rfind("_" + kernel + "_" + backend + "_", 0), 0u);
-    EXPECT_EQ(variant.find(backend == "cpu" ? "-cpu-" : "-cu"), variant.find('-', variant.find('-') + 1));
+    // The backend token follows the framework (torch212-cxx11 or torch-stable-abi210).
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(variant, m, std::regex("(torch[0-9]+-cxx11|torch-stable-abi[0-9]+)-(cpu|cu[0-9]+)-[^-]+-[^-]+")))
+        << variant;
+    EXPECT_EQ(m[2].str() == "cpu", backend == "cpu") << variant;
     if (backend == "cuda") {
       EXPECT_EQ(meta.at("backend").at("archs"), nlohmann::ordered_json::array({"9.0+PTX"}));
     }

@@ -62,6 +62,31 @@ TEST(Loader, RejectsMismatchedStemAndMissingModule) {
   EXPECT_FALSE(loader::load_module(kPlain / "lazy", "../x"));
 }
 
+TEST(Loader, ReadsTheMissingTorchShimFunction) {
+  EXPECT_EQ(loader::missing_torch_symbol("/x/_k.abi3.so: undefined symbol: torch_exception_get_what"),
+            "torch_exception_get_what");
+  EXPECT_EQ(loader::missing_torch_symbol("/x/_k.abi3.so: undefined symbol: aoti_torch_get_data_ptr, version X"),
+            "aoti_torch_get_data_ptr");
+  EXPECT_FALSE(loader::missing_torch_symbol("/x/_k.abi3.so: undefined symbol: PyModule_Create2"));
+  EXPECT_FALSE(loader::missing_torch_symbol("/x/_k.abi3.so: undefined symbol: _ZN3c105ErrorC1Ev"));
+  EXPECT_FALSE(loader::missing_torch_symbol("libtorch_cpu.so: cannot open shared object file"));
+}
+
+// A module needing a C-shim function the process lacks: the error says the host torch is older than
+// the variant needs, and keeps dlerror's text.
+TEST(Loader, ModuleNeedingANewerTorchSaysSo) {
+  auto m = loader::load_module(kPlain / "newer_torch", "_khub_plain_newer_4444444");
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().code, ErrorCode::LoadFailed);
+  EXPECT_NE(m.error().message.find("the host torch is older than the variant needs"), std::string::npos)
+      << m.error().describe();
+  EXPECT_NE(m.error().message.find("torch_exception_get_what"), std::string::npos);
+  ASSERT_EQ(m.error().notes.size(), 1u);
+  EXPECT_EQ(m.error().notes[0].rfind("dlerror: ", 0), 0u);
+  EXPECT_NE(m.error().notes[0].find("undefined symbol: torch_exception_get_what"), std::string::npos);
+  EXPECT_FALSE(loader::is_loaded("_khub_plain_newer_4444444"));
+}
+
 TEST(Loader, StubDefinesTheListedSymbols) {
   ASSERT_TRUE(loader::ensure_python_symbols());
   for (const auto& s : loader::stub_symbols()) EXPECT_NE(::dlsym(RTLD_DEFAULT, s.c_str()), nullptr) << s;

@@ -1,6 +1,7 @@
 // The only torch translation unit of khub::kernel: host facts from LibTorch, loading through
 // khub::loader, op lookup in the dispatcher. c10::Error never leaves this file except from
-// Op::typed / Op::call_boxed, where callers expect torch semantics.
+// Op::typed / Op::call_boxed, where callers expect torch semantics (stable-ABI kernels' own
+// std::runtime_error is turned into c10::Error there).
 #include "khub/kernel.h"
 
 #include <algorithm>
@@ -19,9 +20,17 @@ const variants::HostInfo& current_host() {
   return host;
 }
 
+void detail::throw_as_torch_error(const std::exception& e) { throw c10::Error(std::string(e.what())); }
+
 std::vector<c10::IValue> Op::call_boxed(std::vector<c10::IValue> args) const {
   torch::jit::Stack stack(std::make_move_iterator(args.begin()), std::make_move_iterator(args.end()));
-  handle_.callBoxed(&stack);
+  try {
+    handle_.callBoxed(&stack);
+  } catch (const c10::Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    detail::throw_as_torch_error(e);
+  }
   return std::vector<c10::IValue>(std::make_move_iterator(stack.begin()), std::make_move_iterator(stack.end()));
 }
 
@@ -35,6 +44,12 @@ std::vector<std::string> ops_in_namespace(const std::string& ns) {
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
+}
+
+Error registration_failed(const std::string& id, const std::string& what) {
+  return Error(ErrorCode::LoadFailed, "loading " + id + " failed in its op registration",
+               "the module may register a namespace that another kernel already uses")
+      .note(what);
 }
 
 Expected<hub::ClientOptions> client_options(const GetKernelOptions& o) {
@@ -89,11 +104,15 @@ Expected<Kernel> Kernel::load(hub::FetchedKernel fetched) {
     }
     module = loader::load_module(fetched.variant_dir, id, digest);
   } catch (const c10::Error& e) {  // a TORCH_LIBRARY static initialiser threw
-    return Error(ErrorCode::LoadFailed, "loading " + id + " failed in its op registration",
-                 "the module may register a namespace that another kernel already uses")
-        .note(e.what_without_backtrace());
+    return registration_failed(id, e.what_without_backtrace());
+  } catch (const std::exception& e) {  // a STABLE_TORCH_LIBRARY one (std::runtime_error)
+    return registration_failed(id, e.what());
   }
-  if (!module) return std::move(module).error();
+  if (!module) {
+    const auto& host = current_host();
+    return std::move(module).error().note("host torch " + (host.torch ? host.torch->str() : std::string("none")) +
+                                          "; variant " + fetched.variant);
+  }
   if (module->newly_loaded && ops_in_namespace(id).empty())
     return Error(ErrorCode::LoadFailed,
                  module->path.filename().string() + " registered no ops in namespace " + id,

@@ -103,6 +103,16 @@ fs::path module_path(const fs::path& variant_dir, std::string_view id) {
   return variant_dir / (std::string(id) + ".abi3.so");
 }
 
+std::optional<std::string> missing_torch_symbol(std::string_view dl_error) {
+  constexpr std::string_view kUndefined = "undefined symbol: ";
+  const auto at = dl_error.find(kUndefined);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view symbol = dl_error.substr(at + kUndefined.size());
+  symbol = symbol.substr(0, symbol.find_first_of(" \t\n,("));  // glibc may append " (file)" or ", version X"
+  if (!symbol.starts_with("aoti_torch_") && !symbol.starts_with("torch_")) return std::nullopt;
+  return std::string(symbol);
+}
+
 bool is_loaded(std::string_view id) {
   std::lock_guard<std::mutex> g(load_mutex());
   return registry().by_id.count(std::string(id)) != 0;
@@ -157,9 +167,18 @@ Expected<LoadedModule> load_module(const fs::path& variant_dir, std::string_view
   }
   ::dlerror();
   void* handle = ::dlopen(canonical.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle)
-    return Error(ErrorCode::LoadFailed, "cannot load " + canonical.string() + ": " + dl_error(),
+  if (!handle) {
+    const std::string why = dl_error();
+    if (auto symbol = missing_torch_symbol(why))
+      return Error(ErrorCode::LoadFailed,
+                   "cannot load " + canonical.string() + ": the host torch is older than the variant needs (it lacks " +
+                       *symbol + ", a function of torch's C shim)",
+                   "upgrade torch, or publish a variant whose stable-ABI target (torch-stable-abi<MM>) is not newer "
+                   "than this torch")
+          .note("dlerror: " + why);
+    return Error(ErrorCode::LoadFailed, "cannot load " + canonical.string() + ": " + why,
                  "the module needs libtorch (and the CUDA runtime) of a matching version in the process");
+  }
   std::string init = "PyInit_" + std::string(id);
   if (::dlsym(handle, init.c_str()) == nullptr)
     return Error(ErrorCode::LoadFailed,

@@ -1,6 +1,7 @@
 /* A native module shaped like a kernel-builder one, without torch: PyInit_<id> references
  * PyModule_Create2 and the library is not linked to libpython. MODULE_ID and MODULE_VALUE come
- * from the build. */
+ * from the build; with NEEDS_SHIM_FUNCTION it also calls that torch C-shim function, as a
+ * stable-ABI module built against a newer torch would. */
 #define KHUB_CAT2(a, b) a##b
 #define KHUB_CAT(a, b) KHUB_CAT2(a, b)
 
@@ -12,3 +13,9 @@ __attribute__((visibility("default"))) void* KHUB_CAT(PyInit_, MODULE_ID)(void) 
 }
 
 __attribute__((visibility("default"))) int khub_plain_value(void) { return MODULE_VALUE; }
+
+#ifdef NEEDS_SHIM_FUNCTION
+int NEEDS_SHIM_FUNCTION(void* exception, const char** what);
+
+__attribute__((visibility("default"))) int khub_plain_shim_call(void) { return NEEDS_SHIM_FUNCTION(0, 0); }
+#endif

@@ -10,6 +10,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/ivalue.h>
 
+#include <exception>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -25,17 +26,50 @@ namespace khub {
 /// version / revision, backend, trust, client overrides and the signature policy (hub::KernelOptions).
 using GetKernelOptions = hub::KernelOptions;
 
+namespace detail {
+/// Throws c10::Error with e's message. Kernels of stable-ABI variants fail with std::runtime_error
+/// (STD_TORCH_CHECK), torch-arch kernels with c10::Error: callers see c10::Error from both.
+[[noreturn]] void throw_as_torch_error(const std::exception& e);
+}  // namespace detail
+
+template <class Sig>
+class TypedOp;
+
+/// The statically typed handle of an op: `.call(args…)` runs it through the dispatcher, and a
+/// failure inside the op is a c10::Error whichever ABI the kernel was built for.
+template <class Return, class... Args>
+class TypedOp<Return(Args...)> {
+ public:
+  explicit TypedOp(c10::TypedOperatorHandle<Return(Args...)> handle) : handle_(std::move(handle)) {}
+  Return call(Args... args) const {
+    try {
+      return handle_.call(std::forward<Args>(args)...);
+    } catch (const c10::Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      detail::throw_as_torch_error(e);
+    }
+  }
+  [[nodiscard]] const c10::FunctionSchema& schema() const { return handle_.schema(); }
+  /// The dispatcher's own handle (its calls pass a stable kernel's std::runtime_error through as is).
+  [[nodiscard]] const c10::TypedOperatorHandle<Return(Args...)>& handle() const noexcept { return handle_; }
+  operator const c10::TypedOperatorHandle<Return(Args...)>&() const noexcept { return handle_; }
+
+ private:
+  c10::TypedOperatorHandle<Return(Args...)> handle_;
+};
+
 /// One op of a loaded kernel: `<metadata.id>::<name>` in the torch dispatcher.
 class Op {
  public:
   /// The statically typed handle; `.call(args…)` runs the op. Throws c10::Error when `Sig` does not
   /// match the schema (as torch does).
   template <class Sig>
-  [[nodiscard]] c10::TypedOperatorHandle<Sig> typed() const {
-    return handle_.typed<Sig>();
+  [[nodiscard]] TypedOp<Sig> typed() const {
+    return TypedOp<Sig>(handle_.typed<Sig>());
   }
   /// Calls the op with boxed arguments and returns its outputs. Errors inside the op surface as
-  /// c10::Error, exactly as when calling torch ops directly.
+  /// c10::Error, exactly as when calling torch ops directly (for stable-ABI kernels too).
   [[nodiscard]] std::vector<c10::IValue> call_boxed(std::vector<c10::IValue> args) const;
   [[nodiscard]] const std::string& name() const noexcept { return name_; }  // "<id>::<op>"
   [[nodiscard]] const c10::FunctionSchema& schema() const { return handle_.schema(); }

@@ -5,6 +5,7 @@
 // globally once; then the module is dlopened with RTLD_NOW | RTLD_LOCAL, so a module linked with
 // -z now loads too and unresolved symbols fail at load time rather than at a later call.
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,11 +39,17 @@ struct LoadedModule {
 /// listing the modules found) and that no other module with this id is loaded; after dlopen that it
 /// exports PyInit_<id> (its stem matches the id it was built with). Loading the same file again, or
 /// a file with the same content (`content_digest`, e.g. the metadata digest entry, or a hash taken
-/// here when empty), returns the first handle.
+/// here when empty), returns the first handle. A module needing a torch C-shim function the process
+/// lacks fails saying the host torch is older than the variant needs (dlerror's text as a note).
 [[nodiscard]] Expected<LoadedModule> load_module(const std::filesystem::path& variant_dir, std::string_view id,
                                                  std::string_view content_digest = {});
 
 /// Whether a module with this id was loaded through load_module in this process.
 [[nodiscard]] bool is_loaded(std::string_view id);
+
+/// The torch C-shim function a failed dlopen could not resolve (`aoti_torch_*` / `torch_*` after
+/// "undefined symbol: " in dlerror's text), or none. Such a module was built against a newer torch
+/// than the one in the process (a stable-ABI variant whose target is newer than the host torch).
+[[nodiscard]] std::optional<std::string> missing_torch_symbol(std::string_view dl_error);
 
 }  // namespace khub::loader
