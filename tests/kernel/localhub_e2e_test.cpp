@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <gtest/gtest.h>
 
+#include "../protocol/python_oracle.h"
 #include "khub/base/fs.h"
 #include "khub/kernel.h"
 #include "khub/localhub/server.h"
@@ -100,6 +101,48 @@ TEST(LocalhubE2E, PushThenGetKernelAndCall) {
   hub::drop_shared_clients();  // closes the pooled keep-alive connection the server would wait for
   server->stop();
 }
+
+#ifdef KHUB_KERNELS_DIR
+// The bundled rmsnorm as built here (torch212 and torch-stable-abi210 variants, cpu and cu130) pushed to
+// the local hub: khub::get_kernel and the Python `kernels` client (the oracle) both pick the stable-ABI
+// cpu variant, load it and compute RMSNorm.
+TEST(LocalhubE2E, BundledStableVariantChosenByKhubAndPython) {
+  if (!khub::testing::python_has("kernels")) GTEST_SKIP() << "kernels not importable from KHUB_PYTHON";
+  test::TempDir dir;
+  auto server = start_hub(dir.path() / "hub", /*resolve_cache_redirects=*/false);
+  auto pushed = push(fs::path(KHUB_KERNELS_DIR) / "rmsnorm" / "build", *server, "org/rmsnorm");
+  ASSERT_TRUE(pushed) << pushed.error().describe();
+
+  GetKernelOptions o = version_1_from(*server, dir.path() / "cache");
+  o.backend = "cpu";
+  auto k = get_kernel("org/rmsnorm", o);
+  ASSERT_TRUE(k) << k.error().describe();
+  EXPECT_TRUE(k->verified());
+  EXPECT_EQ(k->variant().rfind("torch-stable-abi210-cpu-", 0), 0u) << k->variant();
+  auto op = k->op("rms_norm");
+  ASSERT_TRUE(op) << op.error().describe();
+  const at::Tensor x = at::randn({3, 64});
+  const at::Tensor y = op->typed<at::Tensor(const at::Tensor&, const std::optional<at::Tensor>&, double)>().call(
+      x, std::nullopt, 1e-6);
+  EXPECT_TRUE(at::allclose(y, x * at::rsqrt(x.pow(2).mean(-1, true) + 1e-6), 1e-5, 1e-6));
+
+  auto py = khub::testing::run_python(
+      "import os, pathlib\n"
+      "os.environ['HF_ENDPOINT'] = '" + server->url() + "'\n"
+      "os.environ['HF_HOME'] = r'" + (dir.path() / "hf-home").string() + "'\n"
+      "os.environ['KERNELS_CACHE'] = r'" + (dir.path() / "py-cache").string() + "'\n"
+      "import torch, torch.nn.functional as F\n"
+      "from kernels import get_kernel\n"
+      "k = get_kernel('org/rmsnorm', version=1, backend='cpu')\n"
+      "x = torch.randn(4, 256)\n"
+      "assert torch.allclose(k.rms_norm(x, None, 1e-6), F.rms_norm(x, (256,), None, 1e-6), atol=1e-5)\n"
+      "print(pathlib.Path(k.__file__).parent.name)\n");
+  EXPECT_EQ(py.status, 0) << py.output;
+  EXPECT_EQ(py.output, k->variant() + "\n");
+  hub::drop_shared_clients();
+  server->stop();
+}
+#endif
 
 // A fresh Ed25519 key pair as PEM (private, public).
 std::pair<std::string, std::string> make_key_pair() {

@@ -1,8 +1,9 @@
 """The official Python `kernels` client imports khub's built variant dirs and runs their ops.
 
 usage: python_interop_test.py <kernels source dir>   (ctest: kernels_python_interop, label torch)
-Loads each kernel with kernels.get_local_kernel(<kernel>/build, backend="cpu"), i.e. the
-torch<MM>-cxx11-cpu-<arch>-linux variant for the running torch, and checks results on CPU.
+Loads each kernel with kernels.get_local_kernel(<kernel>/build, backend="cpu"), which prefers the
+torch-stable-abi210-cpu-<arch>-linux variant (any torch >= 2.10) over torch<MM>-cxx11-cpu-<arch>-linux
+when both are built (the default), and checks results on CPU.
 """
 import math
 import sys
@@ -16,7 +17,13 @@ root = Path(sys.argv[1])
 
 
 def load(name):
-    return get_local_kernel(root / name / "build", backend="cpu", trust_remote_code=True)
+    kernel = get_local_kernel(root / name / "build", backend="cpu", trust_remote_code=True)
+    # The variant Python chose: the stable-ABI one whenever it was built.
+    variant = Path(kernel.__file__).parent.name
+    if any(p.name.startswith("torch-stable-abi") for p in (root / name / "build").iterdir()):
+        assert variant.startswith("torch-stable-abi210-cpu-"), variant
+        assert "_stable_" in kernel.ops.name, kernel.ops.name
+    return kernel
 
 
 def close(a, b, tol=2e-2):
