@@ -78,7 +78,7 @@ class Checker {
     check_layout(v, *m, variant ? &*variant : nullptr);
     if (!m->digest) {
       add(v.name + "/metadata.json", "digest", "metadata.json has no digest; run `khub hash` first");
-    } else if (auto st = protocol::verify_digest(v.path, *m->digest); !st) {
+    } else if (auto st = protocol::verify_digest(v.path, *m->digest, options_.digest_hashes); !st) {
       // One finding per violation line (the first line is the "does not match" header).
       std::istringstream lines(st.error().message);
       std::string line;

@@ -279,6 +279,7 @@ Expected<PushResult> push_build(const BuildTree& tree, const PushOptions& o, htt
   if (o.run_checks) {
     CheckOptions check = o.check;
     check.abi = check.abi && o.abi_policy != PushOptions::AbiPolicy::Off;
+    check.digest_hashes = HashReuse::Unchanged;  // the plan and the Xet scan reuse these sha256
     KHUB_TRY(auto report, check_build(tree, check));
     if (o.abi_policy == PushOptions::AbiPolicy::Warn) {
       for (auto& f : report.findings) {

@@ -87,9 +87,13 @@ Expected<LocalFile> hash_local_file(const fs::path& source, std::string repo_pat
   std::error_code ec;
   f.size = fs::file_size(source, ec);
   if (ec) return Error(ErrorCode::Io, "cannot read " + source.string() + ": " + ec.message());
-  KHUB_TRY(auto sha, hash_file(source, HashAlgorithm::Sha256));
+  // The digest check has read the sha256 moments before (khub push): it is reused while the file is
+  // as it was then.
+  KHUB_TRY(auto sha, hash_file(source, HashAlgorithm::Sha256, HashReuse::Unchanged));
   f.sha256 = to_hex(sha);
-  KHUB_TRY(f.git_sha1, git_blob_sha1_file(source));
+  if (f.size <= kGitSha1MaxSize) {
+    KHUB_TRY(f.git_sha1, git_blob_sha1_file(source));
+  }
   return f;
 }
 

@@ -6,6 +6,7 @@
 #include <set>
 #include <thread>
 
+#include "khub/base/hash.h"
 #include "xorb_sender.h"
 
 namespace khub::publish::detail {
@@ -42,11 +43,20 @@ Status parallel_for(std::size_t count, std::size_t threads, const std::function<
 }
 
 // The first pass over every file. The plan hashed each file before; a file whose bytes changed
-// since would be committed under the wrong oid.
+// since would be committed under the wrong oid. While the process remembers that sha256 for the
+// file as it is (HashReuse::Unchanged: same inode, size, mtime and ctime) before and after the
+// scan, the scan reuses it instead of hashing every byte again.
 Expected<std::vector<xet::ScannedFile>> scan_all(const std::vector<const LocalFile*>& files, std::size_t threads) {
   std::vector<xet::ScannedFile> scans(files.size());
   KHUB_CHECK(parallel_for(files.size(), threads, [&](std::size_t i) -> Status {
-    KHUB_TRY(scans[i], xet::scan_file(files[i]->source));
+    const auto& source = files[i]->source;
+    const auto before = remembered_hash(source, HashAlgorithm::Sha256);
+    const bool known = before && to_hex(*before) == files[i]->sha256;
+    KHUB_TRY(scans[i], xet::scan_file(source, !known));
+    if (known) {
+      const auto after = remembered_hash(source, HashAlgorithm::Sha256);
+      if (after && *after == *before) scans[i].sha256_hex = files[i]->sha256;
+    }
     if (scans[i].sha256_hex != files[i]->sha256) {
       return Error(ErrorCode::Integrity, files[i]->source.string() + " changed while it was being pushed",
                    "push again once the build is finished");

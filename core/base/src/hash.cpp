@@ -200,6 +200,15 @@ Expected<std::vector<std::uint8_t>> hash_file(const std::filesystem::path& path,
   return digest;
 }
 
+std::optional<std::vector<std::uint8_t>> remembered_hash(const std::filesystem::path& path, HashAlgorithm algorithm) {
+  const auto now = stamp_of(path);
+  if (!now) return std::nullopt;
+  std::lock_guard<std::mutex> g(remembered_mutex());
+  auto it = remembered().find({now->dev, now->ino});
+  if (it == remembered().end() || !(it->second.stamp == *now) || it->second.algorithm != algorithm) return std::nullopt;
+  return it->second.digest;
+}
+
 std::uint64_t hash_file_bytes_read() noexcept { return file_bytes_read.load(); }
 
 Expected<std::string> git_blob_sha1_file(const std::filesystem::path& path) {

@@ -91,8 +91,8 @@ std::vector<DigestViolation> compare_digests(const Digest& expected, const Diges
   return out;
 }
 
-Status verify_digest(const fs::path& variant_dir, const Digest& expected) {
-  KHUB_TRY(auto actual, compute_digest(variant_dir, expected.algorithm));
+Status verify_digest(const fs::path& variant_dir, const Digest& expected, HashReuse reuse) {
+  KHUB_TRY(auto actual, compute_digest(variant_dir, expected.algorithm, reuse));
   auto violations = compare_digests(expected, actual);
   if (violations.empty()) return {};
   std::string message = "kernel does not match the expected digest:";

@@ -14,11 +14,11 @@ constexpr std::size_t kBlock = std::size_t{8} << 20;
 
 class Scanner {
  public:
-  Scanner() : sha_(HashAlgorithm::Sha256) {}
+  explicit Scanner(bool sha256) : sha256_(sha256), sha_(HashAlgorithm::Sha256) {}
 
   // The file's next bytes: whole chunks are hashed in place, the unfinished one is kept.
   void feed(std::span<const std::byte> data) {
-    sha_.update(data);
+    if (sha256_) sha_.update(data);
     out_.size += data.size();
     std::size_t start = 0;  // of the current chunk in `data` (it may have begun in `tail_`)
     std::size_t at = 0;
@@ -38,7 +38,7 @@ class Scanner {
       tail_.clear();
       out_.chunks.push_back({chunk_hash(last), last.size()});
     }
-    out_.sha256_hex = to_hex(sha_.finish());
+    if (sha256_) out_.sha256_hex = to_hex(sha_.finish());
     out_.file_hash = file_hash(out_.chunks);
     return std::move(out_);
   }
@@ -56,6 +56,7 @@ class Scanner {
   }
 
   Chunker chunker_;
+  bool sha256_;
   Hasher sha_;
   std::vector<std::byte> tail_;  // bytes of the unfinished chunk (at most 128 KiB)
   ScannedFile out_;
@@ -63,10 +64,10 @@ class Scanner {
 
 }  // namespace
 
-Expected<ScannedFile> scan_file(const std::filesystem::path& path) {
+Expected<ScannedFile> scan_file(const std::filesystem::path& path, bool sha256) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error(ErrorCode::Io, "cannot read " + path.string());
-  Scanner scanner;
+  Scanner scanner(sha256);
   std::vector<std::byte> block(kBlock);
   for (;;) {
     in.read(reinterpret_cast<char*>(block.data()), static_cast<std::streamsize>(block.size()));
@@ -79,7 +80,7 @@ Expected<ScannedFile> scan_file(const std::filesystem::path& path) {
 }
 
 ScannedFile scan_bytes(std::span<const std::byte> data) {
-  Scanner scanner;
+  Scanner scanner(true);
   scanner.feed(data);
   return scanner.finish();
 }

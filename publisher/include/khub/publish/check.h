@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "khub/base/error.h"
+#include "khub/base/hash.h"
 #include "khub/publish/build_tree.h"
 
 namespace khub::publish {
@@ -26,6 +27,9 @@ struct CheckOptions {
   int python_abi_major = 3;
   int python_abi_minor = 9;
   bool abi = true;  // run the ELF checks
+  /// Whether the digest check may reuse hashes this process remembers (khub push: its plan and
+  /// its Xet scan then reuse the check's sha256 of each file instead of reading it again).
+  HashReuse digest_hashes = HashReuse::Never;
 };
 
 struct CheckReport {

@@ -20,8 +20,13 @@ struct LocalFile {
   std::filesystem::path source;   // bytes to upload (symlinks resolved)
   std::uint64_t size = 0;
   std::string sha256;             // hex: LFS oid
-  std::string git_sha1;           // hex: git blob id (regular files)
+  std::string git_sha1;           // hex: git blob id (regular files); empty above kGitSha1MaxSize
 };
+
+/// Files larger than this (10 MiB) skip the git blob sha1: the Hub keeps them in LFS (or Xet), where
+/// the sha256 says whether the branch holds them already. A remote regular file that large is
+/// then never taken for the same content, and the push uploads it again.
+inline constexpr std::uint64_t kGitSha1MaxSize = std::uint64_t{10} << 20;
 
 struct RemoteFile {
   std::string path;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -17,11 +18,12 @@ namespace khub {
 enum class HashAlgorithm { Sha1, Sha256, Sha512 };
 
 /// Whether hash_file may answer from what it read before in this process.
-///  Never: read every byte (`khub verify`, publishing).
+///  Never: read every byte (`khub verify`).
 ///  Unchanged: reuse a file's hash while its device, inode, size, mtime and ctime are as they were
 ///    when it was read (any write to a file changes its ctime). A file changed less than 2 s
 ///    before it was read is not remembered: timestamps can be that coarse (FAT, some NFS servers),
-///    and a second write in the same tick would not show. get_kernel's warm calls use this.
+///    and a second write in the same tick would not show. get_kernel's warm calls use this, and
+///    khub push, so that its check, its plan and its Xet scan read each file's sha256 once.
 enum class HashReuse { Never, Unchanged };
 
 /// Incremental hasher; feed bytes with update(), read the raw digest once with finish().
@@ -57,6 +59,10 @@ class Hasher {
 [[nodiscard]] Expected<std::vector<std::uint8_t>> hash_file(const std::filesystem::path& path,
                                                             HashAlgorithm algorithm,
                                                             HashReuse reuse = HashReuse::Never);
+/// The digest hash_file(path, algorithm, HashReuse::Unchanged) would return without reading the
+/// file, when it remembers one for the file as it is now; nullopt otherwise (nothing is read).
+[[nodiscard]] std::optional<std::vector<std::uint8_t>> remembered_hash(const std::filesystem::path& path,
+                                                                      HashAlgorithm algorithm);
 /// Bytes hash_file and git_blob_sha1_file have read in this process (diagnostics; the tests see
 /// HashReuse work with it).
 [[nodiscard]] std::uint64_t hash_file_bytes_read() noexcept;

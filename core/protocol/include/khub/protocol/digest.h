@@ -48,6 +48,7 @@ struct DigestViolation {
 /// Recomputes the digest of `variant_dir` with `expected.algorithm` and compares. Returns Integrity
 /// with message `kernel does not match the expected digest:\n<violations joined by \n>`, or Io
 /// from hashing.
-[[nodiscard]] Status verify_digest(const std::filesystem::path& variant_dir, const Digest& expected);
+[[nodiscard]] Status verify_digest(const std::filesystem::path& variant_dir, const Digest& expected,
+                                   HashReuse reuse = HashReuse::Never);
 
 }  // namespace khub::protocol

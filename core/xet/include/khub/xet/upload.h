@@ -31,8 +31,9 @@ struct ScannedFile {
   std::vector<HashedSize> chunks;  // in file order
 };
 
-/// Chunks, hashes and sha256 in one streaming read. Io when the file cannot be read.
-[[nodiscard]] Expected<ScannedFile> scan_file(const std::filesystem::path& path);
+/// Chunks, hashes and sha256 in one streaming read. Io when the file cannot be read. Without
+/// `sha256` the sha256 is not computed (sha256_hex stays empty): for a caller that knows it.
+[[nodiscard]] Expected<ScannedFile> scan_file(const std::filesystem::path& path, bool sha256 = true);
 [[nodiscard]] ScannedFile scan_bytes(std::span<const std::byte> data);
 
 /// Whether hf_xet would make this chunk a global-dedup candidate: a file's first chunk, or one whose
