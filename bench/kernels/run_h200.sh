@@ -44,7 +44,11 @@ for stage in "$@"; do
   case $stage in
     test) $test_bin --gtest_brief=1 > "$OUT/gpu_test.log" 2>&1; echo "gpu tests rc=$?"
           grep -E "PASSED|FAILED|SKIPPED|tests ran" "$OUT/gpu_test.log" | tail -15
-          sed -n '/max abs error/,$p' "$OUT/gpu_test.log" | head -40 ;;
+          sed -n '/max abs error/,$p' "$OUT/gpu_test.log" | head -40
+          # The same suite on the torch-stable-abi210-cu130 builds (ctest kernels_gpu_test.stable_abi).
+          KHUB_KERNELS_TEST_ABI=stable $test_bin --gtest_brief=1 --gtest_filter='-VariantLayout.*:FastDiv*:StableAbi.*' \
+            > "$OUT/gpu_test_stable.log" 2>&1; echo "gpu tests (stable ABI) rc=$?"
+          grep -E "PASSED|FAILED|SKIPPED|tests ran" "$OUT/gpu_test_stable.log" | tail -15 ;;
     sanitize) timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 $test_bin \
                 --gtest_brief=1 --gtest_filter='-*Large*:*Errors*' > "$OUT/sanitizer.log" 2>&1
               echo "sanitizer rc=$?"; grep -E "ERROR SUMMARY|tests ran|PASSED|FAILED" "$OUT/sanitizer.log" | tail -5 ;;
