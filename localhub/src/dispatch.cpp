@@ -1,5 +1,7 @@
 #include "dispatch.h"
 
+#include <algorithm>
+
 namespace khub::localhub {
 
 namespace {
@@ -52,7 +54,24 @@ std::optional<ApiRoute> lfs_route(const std::vector<std::string>& s) {
 
 bool valid_key(const RepoKey& k) { return is_valid_repo_name(k.ns) && is_valid_repo_name(k.name); }
 
+// A repo route whose id has no namespace (`/api/models/gpt2[/…]`, `/gpt2/resolve/…`): the Hub's legacy
+// repos; none exist here, and the Hub answers a missing one `RepoNotFound`, which the clients map to
+// RepositoryNotFoundError (repo_exists, file_exists, list_repo_commits).
+bool namespaceless_repo_route(const std::vector<std::string>& s) {
+  static const std::vector<std::string> kApiRest = {"revision", "refs", "tree", "commits", "auth-check", "preupload",
+                                                    "commit", "paths-info", "branch", "tag", "settings",
+                                                    "xet-read-token", "xet-write-token", "resolve"};
+  if (s.size() >= 3 && s[0] == "api" && repo_type_from_segment(s[1]) && is_valid_repo_name(s[2])) {
+    return s.size() == 3 || std::find(kApiRest.begin(), kApiRest.end(), s[3]) != kApiRest.end();
+  }
+  if (s.size() >= 3 && s[1] == "resolve" && is_valid_repo_name(s[0])) return true;
+  return s.size() >= 4 && repo_type_from_segment(s[0]) && s[2] == "resolve" && is_valid_repo_name(s[1]);
+}
+
 void not_found(Res& res, const Req& req) {
+  if (auto route = parse_route(req.target); route && namespaceless_repo_route(route->segs)) {
+    return send_error(res, 404, "RepoNotFound", "Repository not found");
+  }
   send_error(res, 404, "NotFound", "no route for " + req.method + " " + req.path);
 }
 }  // namespace

@@ -434,5 +434,21 @@ TEST(ServerStart, RefusesABusyOrOutOfRangePort) {
   }
 }
 
+// A repo id without a namespace (the Hub's legacy `gpt2` form) is a missing repo: `RepoNotFound`, which
+// huggingface_hub turns into RepositoryNotFoundError (repo_exists, file_exists, list_repo_commits). Other
+// unknown routes stay `NotFound`.
+TEST_F(ServerTest, RepoIdWithoutNamespaceIsRepoNotFound) {
+  for (const char* path : {"/api/models/missing_repo_id", "/api/models/missing_repo_id/commits/main",
+                           "/api/models/missing-repo/revision/main", "/api/datasets/missing/tree/main",
+                           "/missing-repo/resolve/main/file.txt", "/datasets/missing/resolve/main/f"}) {
+    auto r = client_->Get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 404) << path;
+    EXPECT_EQ(r->get_header_value("X-Error-Code"), "RepoNotFound") << path;
+  }
+  auto other = client_->Get("/api/nothing-here/at/all");
+  EXPECT_EQ(other->get_header_value("X-Error-Code"), "NotFound");
+}
+
 }  // namespace
 }  // namespace khub::localhub::testing
