@@ -36,12 +36,14 @@ class CasSession {
   [[nodiscard]] Expected<std::string> fetch(const xet::FetchInfo& where);
   /// POST /v1/xorbs/default/{xorb} with its serialized records; true when the CAS stored it,
   /// false when it had it already.
-  [[nodiscard]] Expected<bool> upload_xorb(const xet::Hash& xorb, std::string records);
+  /// `records` is sent as it is, not copied, and given back afterwards (its buffer can be reused).
+  [[nodiscard]] Expected<bool> upload_xorb(const xet::Hash& xorb, std::string& records);
   /// POST /v1/shards, after every xorb it names is stored.
   [[nodiscard]] Status upload_shard(const std::string& shard);
 
  private:
-  Expected<http::Response> send(http::Request request);
+  // Completes the CAS URL and the token in `request` and sends it (its body is not copied).
+  Expected<http::Response> send(http::Request& request);
   Expected<xet::CasConnection> current();
 
   http::Transport& transport_;

@@ -193,7 +193,8 @@ Expected<XetUploadResult> upload_with_xet(CasSession& cas, const std::vector<con
   }
 
   XorbSender sender(cas, options.parallel);
-  xet::UploadPlanner planner(known, [&](xet::NewXorb x) { return sender.submit(std::move(x)); });
+  xet::UploadPlanner planner(known, [&](xet::NewXorb x) { return sender.submit(std::move(x)); }, {},
+                            [&] { return sender.spare_records(); });
   std::uint64_t total = 0;
   for (std::size_t i = 0; i < files.size(); ++i) {
     KHUB_TRY(auto plan, planner.add_file(scans[i], files[i]->source));

@@ -34,14 +34,25 @@ void XorbSender::work() {
     xet::NewXorb xorb = std::move(queue_.front());
     queue_.pop_front();
     ++busy_;
+    // The request body is a string: the records are copied into one that an earlier xorb left
+    // (its pages already touched), and their own buffer goes back to the planner.
+    std::string body;
+    if (!spare_bodies_.empty()) {
+      body = std::move(spare_bodies_.back());
+      spare_bodies_.pop_back();
+    }
     changed_.notify_all();
     lock.unlock();
-    // The request body is a string: the records move into it rather than exist twice.
-    std::string body(reinterpret_cast<const char*>(xorb.records.data()), xorb.records.size());
+    body.assign(reinterpret_cast<const char*>(xorb.records.data()), xorb.records.size());
+    xorb.records.clear();
+    lock.lock();
+    if (spare_records_.empty()) spare_records_.push_back(std::move(xorb.records));
+    lock.unlock();
     std::vector<std::byte>().swap(xorb.records);
     const std::size_t size = body.size();
-    auto stored = cas_.upload_xorb(xorb.hash, std::move(body));
+    auto stored = cas_.upload_xorb(xorb.hash, body);
     lock.lock();
+    if (spare_bodies_.size() < parallel_) spare_bodies_.push_back(std::move(body));
     --busy_;
     if (!stored) {
       if (!failure_) failure_ = std::move(stored).error();
@@ -51,6 +62,14 @@ void XorbSender::work() {
     }
     changed_.notify_all();
   }
+}
+
+std::vector<std::byte> XorbSender::spare_records() {
+  std::lock_guard lock(mutex_);
+  if (spare_records_.empty()) return {};
+  auto out = std::move(spare_records_.back());
+  spare_records_.pop_back();
+  return out;
 }
 
 void XorbSender::stop() {

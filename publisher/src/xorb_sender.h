@@ -1,11 +1,13 @@
 #pragma once
 // Sends new xorbs to the CAS while the planner goes on packing: a few uploads at once, and at most
-// one more xorb waiting, so memory stays near (parallel + 2) x 64 MiB however large the push.
+// one more xorb waiting, so memory stays near (parallel + 3) x 64 MiB however large the push (the
+// buffers of sent xorbs are reused, for the records of the next ones and for request bodies).
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -25,6 +27,10 @@ class XorbSender {
   [[nodiscard]] Status submit(xet::NewXorb xorb);
   /// Waits until every queued xorb is stored; the first failure, if any.
   [[nodiscard]] Status finish();
+  /// A records buffer a sent xorb left behind (emptied, its capacity kept), or an empty vector: for
+  /// the planner's next xorb (UploadPlanner's BufferSource), so that large pushes reuse memory
+  /// already touched rather than fault in fresh pages for every xorb.
+  [[nodiscard]] std::vector<std::byte> spare_records();
 
   [[nodiscard]] std::uint64_t bytes_sent() const { return bytes_sent_; }
   [[nodiscard]] std::size_t xorbs_sent() const { return xorbs_sent_; }
@@ -38,6 +44,8 @@ class XorbSender {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<xet::NewXorb> queue_;
+  std::vector<std::vector<std::byte>> spare_records_;  // at most one
+  std::vector<std::string> spare_bodies_;              // request bodies, at most `parallel`
   std::size_t busy_ = 0;
   bool closing_ = false;
   std::optional<Error> failure_;

@@ -5,8 +5,18 @@
 
 namespace khub::xet {
 
-UploadPlanner::UploadPlanner(const KnownChunks& known, XorbSink sink, PackOptions options)
-    : known_(known), sink_(std::move(sink)), options_(options), writer_(options.compression) {}
+UploadPlanner::UploadPlanner(const KnownChunks& known, XorbSink sink, PackOptions options, BufferSource buffers)
+    : known_(known), sink_(std::move(sink)), options_(options), buffers_(std::move(buffers)), writer_(fresh_writer()) {}
+
+XorbWriter UploadPlanner::fresh_writer() {
+  std::vector<std::byte> buffer;
+  if (buffers_) buffer = buffers_();
+  // Room for a whole xorb (a record is at most its chunk and a header: incompressible chunks are
+  // stored raw), so that records never move while it fills. Untouched, the room costs nothing.
+  buffer.reserve(std::min(options_.max_xorb_bytes, kMaxXorbBytes) +
+                 std::min(options_.max_xorb_chunks, kMaxXorbChunks) * kRecordHeaderSize);
+  return XorbWriter(options_.compression, std::move(buffer));
+}
 
 Expected<FilePlan> UploadPlanner::add_file(const ScannedFile& file, const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -91,7 +101,7 @@ Status UploadPlanner::seal() {
   if (writer_.empty()) return {};
   NewXorb x;
   x.hash = writer_.hash();
-  x.records = writer_.records();
+  x.records = writer_.take_records();
   x.unpacked_bytes = writer_.unpacked_size();
   x.chunk_count = writer_.chunks().size();
   // num_bytes_on_disk stays 0, as hf_xet 1.8.0 sends it: the CAS measures the body itself.
@@ -99,7 +109,7 @@ Status UploadPlanner::seal() {
   writer_chunks_.clear();
   sealed_.push_back(x.hash);
   ++slot_;
-  writer_ = XorbWriter(options_.compression);
+  writer_ = fresh_writer();
   return sink_(std::move(x));
 }
 

@@ -58,25 +58,24 @@ Status lz4_frame_decode(std::span<const std::byte> frame, std::size_t expected, 
   return {};
 }
 
-std::vector<std::byte> lz4_frame_encode(std::span<const std::byte> data) {
+// Encodes `data` as one LZ4 frame into `out` (resized to fit; its capacity is kept between calls).
+// Returns the frame's size, 0 when it cannot be encoded (the chunk is stored raw then).
+std::size_t lz4_frame_encode(std::span<const std::byte> data, std::vector<std::byte>& out) {
   LZ4F_preferences_t prefs{};
   prefs.frameInfo.blockSizeID = LZ4F_max256KB;
   prefs.frameInfo.blockMode = LZ4F_blockIndependent;
-  std::vector<std::byte> out(LZ4F_compressFrameBound(data.size(), &prefs));
+  out.resize(LZ4F_compressFrameBound(data.size(), &prefs));
   const std::size_t n = LZ4F_compressFrame(out.data(), out.size(), data.data(), data.size(), &prefs);
-  if (LZ4F_isError(n)) return {};  // cannot happen with a bound-sized buffer; stored raw then
-  out.resize(n);
-  return out;
+  return LZ4F_isError(n) ? 0 : n;  // cannot fail with a bound-sized buffer
 }
 
 // Byte grouping: byte i goes to plane i mod 4; the planes are concatenated.
-std::vector<std::byte> group_bytes(std::span<const std::byte> data) {
-  std::vector<std::byte> out(data.size());
+void group_bytes(std::span<const std::byte> data, std::vector<std::byte>& out) {
+  out.resize(data.size());
   const std::size_t n = data.size();
   std::size_t at = 0;
   for (std::size_t plane = 0; plane < 4; ++plane)
     for (std::size_t i = plane; i < n; i += 4) out[at++] = data[i];
-  return out;
 }
 
 void ungroup_bytes(std::span<const std::byte> grouped, std::byte* out) {
@@ -155,20 +154,26 @@ Expected<XorbIndex> index_xorb(std::span<const std::byte> body) {
 }
 
 void append_record(std::vector<std::byte>& records, std::span<const std::byte> chunk, Compression compression) {
-  std::vector<std::byte> packed;
-  if (compression == Compression::Lz4) packed = lz4_frame_encode(chunk);
-  if (compression == Compression::ByteGrouping4Lz4) packed = lz4_frame_encode(group_bytes(chunk));
-  if (compression == Compression::None || packed.empty() || packed.size() >= chunk.size())
-    compression = Compression::None;
-  const auto payload = compression == Compression::None ? chunk : std::span<const std::byte>(packed);
-  const std::size_t base = records.size();
-  records.resize(base + kRecordHeaderSize + payload.size());
-  std::byte* h = records.data() + base;
+  // Scratch space reused from chunk to chunk: packing allocates nothing per chunk.
+  thread_local std::vector<std::byte> grouped, packed;
+  std::span<const std::byte> payload = chunk;
+  if (compression == Compression::Lz4 || compression == Compression::ByteGrouping4Lz4) {
+    std::span<const std::byte> input = chunk;
+    if (compression == Compression::ByteGrouping4Lz4) {
+      group_bytes(chunk, grouped);
+      input = grouped;
+    }
+    const std::size_t n = lz4_frame_encode(input, packed);
+    if (n > 0 && n < chunk.size()) payload = std::span<const std::byte>(packed).first(n);
+  }
+  if (payload.data() == chunk.data()) compression = Compression::None;  // stored raw: it did not shrink
+  std::byte h[kRecordHeaderSize];
   h[0] = std::byte{0};
   put_u24(h + 1, payload.size());
   h[4] = static_cast<std::byte>(compression);
   put_u24(h + 5, chunk.size());
-  if (!payload.empty()) std::memcpy(h + kRecordHeaderSize, payload.data(), payload.size());
+  records.insert(records.end(), h, h + kRecordHeaderSize);
+  records.insert(records.end(), payload.begin(), payload.end());
 }
 
 Compression choose_compression(std::span<const std::byte> sample) {

@@ -90,7 +90,10 @@ class UploadPlanner {
   /// Receives each new xorb once it is full, and the last one in finish(); an error it returns
   /// stops the planning and is returned by the call that sealed the xorb.
   using XorbSink = std::function<Status(NewXorb)>;
-  UploadPlanner(const KnownChunks& known, XorbSink sink, PackOptions options = {});
+  /// Gives the planner a buffer for the next xorb's records: one a sent xorb left behind (its
+  /// capacity kept), or an empty vector when there is none (the planner then reserves a new one).
+  using BufferSource = std::function<std::vector<std::byte>()>;
+  UploadPlanner(const KnownChunks& known, XorbSink sink, PackOptions options = {}, BufferSource buffers = {});
 
   /// Adds a scanned file. The chunks that must be sent are read again from `path` (or `data`) and
   /// must hash as scanned: Integrity otherwise (the file changed in between).
@@ -126,9 +129,12 @@ class UploadPlanner {
   Expected<FilePlan> add(const ScannedFile& file, const ReadAt& read);
   Status seal();
 
+  XorbWriter fresh_writer();
+
   const KnownChunks& known_;
   XorbSink sink_;
   PackOptions options_;
+  BufferSource buffers_;
   XorbWriter writer_;
   std::vector<XorbChunkInfo> writer_chunks_;  // CAS-info of the xorb being filled
   std::size_t slot_ = 0;                      // number of the xorb being filled

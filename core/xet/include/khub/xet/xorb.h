@@ -56,12 +56,19 @@ void append_record(std::vector<std::byte>& records, std::span<const std::byte> c
 class XorbWriter {
  public:
   explicit XorbWriter(CompressionPolicy policy = CompressionPolicy::Auto) : policy_(policy) {}
+  /// Writes into `buffer` (emptied; its capacity kept): a recycled one, or one reserved for a
+  /// whole xorb, so that filling it neither moves the records nor touches fresh memory.
+  XorbWriter(CompressionPolicy policy, std::vector<std::byte> buffer) : policy_(policy), records_(std::move(buffer)) {
+    records_.clear();
+  }
   /// Whether a chunk of `size` bytes still fits under the xorb limits.
   [[nodiscard]] bool fits(std::size_t size) const;
   void add(std::span<const std::byte> chunk, const Hash& hash);
   [[nodiscard]] bool empty() const { return chunks_.empty(); }
   [[nodiscard]] Hash hash() const;
   [[nodiscard]] const std::vector<std::byte>& records() const { return records_; }
+  /// Moves the records out (the writer is spent: call when sealing).
+  [[nodiscard]] std::vector<std::byte> take_records() { return std::move(records_); }
   [[nodiscard]] const std::vector<HashedSize>& chunks() const { return chunks_; }
   [[nodiscard]] std::uint64_t unpacked_size() const { return unpacked_; }
 
