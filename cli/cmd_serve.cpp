@@ -25,6 +25,7 @@ struct ServeOptions {
   std::string host = "127.0.0.1";
   int port = 0;
   std::string config;
+  std::string tls_cert, tls_key;
   std::vector<std::string> tokens;
   std::vector<std::string> trust;
   std::vector<std::string> faults;
@@ -72,6 +73,10 @@ Expected<localhub::ServerOptions> build_options(const ServeOptions& o) {
   s.root = o.root;
   s.host = o.host;
   s.port = o.port;
+  if (!o.tls_cert.empty()) KHUB_CHECK(check_input_file("--tls-cert", o.tls_cert));
+  if (!o.tls_key.empty()) KHUB_CHECK(check_input_file("--tls-key", o.tls_key));
+  s.tls_cert = o.tls_cert;
+  s.tls_key = o.tls_key;
   if (!o.config.empty()) {
     KHUB_CHECK(check_input_file("--config", o.config));
     KHUB_TRY(s.config, localhub::load_config(o.config));
@@ -107,8 +112,13 @@ int run_serve(const ServeOptions& o) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  const bool clear_on_network = !localhub::is_loopback_host(o.host) && o.tls_cert.empty();
   localhub::Server server(std::move(*options));
   if (auto st = server.start(); !st) return report_error(st.error());
+  if (clear_on_network) {
+    std::cerr << "khub serve: warning: serving plain HTTP on " << o.host
+              << ": tokens travel in clear over the network; pass --tls-cert FILE --tls-key FILE\n";
+  }
   std::cout << "khub serve: listening on " << server.url() << std::endl;
   int sig = 0;
   sigwait(&stop_signals, &sig);
@@ -124,6 +134,8 @@ void setup_serve(CLI::App& root) {
   cmd->add_option("--port", opts->port, "TCP port; 0 picks a free one (printed)")->capture_default_str();
   cmd->add_option("--host", opts->host, "Address to bind; non-loopback needs a token")->capture_default_str();
   cmd->add_option("--config", opts->config, "JSON config file (tokens, trusted orgs, limits, faults)");
+  cmd->add_option("--tls-cert", opts->tls_cert, "Serve HTTPS: PEM certificate chain (with --tls-key)");
+  cmd->add_option("--tls-key", opts->tls_key, "Serve HTTPS: PEM private key of --tls-cert");
   cmd->add_option("--token", opts->tokens, "Accepted token, TOKEN[:read|:write] (default write); repeatable");
   cmd->add_option("--trust", opts->trust, "Organisation reported as trustedKernelPublisher; repeatable");
   cmd->add_option("--fault", opts->faults,

@@ -1,7 +1,10 @@
 #include "connection.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netdb.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -93,12 +96,16 @@ class ElasticPool : public httplib::TaskQueue {
 };
 
 // Writes a complete error response straight to the socket (the parser is bypassed or broken).
-void send_raw_error(int fd, int status, const char* reason, const char* code, const char* message, int timeout_ms) {
+std::string raw_error(int status, const char* reason, const char* code, const char* message) {
   std::string body = std::string("{\"error\":\"") + message + "\"}";
-  std::string out = "HTTP/1.1 " + std::to_string(status) + " " + reason +
+  return "HTTP/1.1 " + std::to_string(status) + " " + reason +
                     "\r\nContent-Type: application/json\r\nConnection: close\r\nX-Error-Code: " + code +
                     "\r\nX-Error-Message: " + message + "\r\nContent-Length: " + std::to_string(body.size()) +
                     "\r\n\r\n" + body;
+}
+
+void send_raw_error(int fd, int status, const char* reason, const char* code, const char* message, int timeout_ms) {
+  std::string out = raw_error(status, reason, code, message);
   std::string_view rest = out;
   auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   while (!rest.empty()) {
@@ -132,11 +139,34 @@ class Connection : public httplib::Stream {
  public:
   Connection(int fd, const ConnectionLimits& limits, const std::atomic<socket_t>& server_socket)
       : fd_(fd), limits_(limits), server_socket_(server_socket) {}
+  ~Connection() override {
+    if (ssl_) {
+      if (!dead_) SSL_shutdown(ssl_);  // close_notify, best effort (non-blocking)
+      SSL_free(ssl_);
+    }
+  }
+
+  // TLS: the handshake on a non-blocking socket, within the head time-out. False on failure.
+  bool accept_tls(SSL_CTX* ctx) {
+    ssl_ = SSL_new(ctx);
+    if (!ssl_ || SSL_set_fd(ssl_, fd_) != 1) return false;
+    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
+    const auto deadline = Clock::now() + limits_.head_timeout;
+    for (;;) {
+      ERR_clear_error();
+      int r = SSL_accept(ssl_);
+      if (r == 1) return true;
+      if (!wait_tls(SSL_get_error(ssl_, r), deadline)) {
+        dead_ = true;
+        return false;
+      }
+    }
+  }
 
   // Waits for the first byte of the next request; false after the idle time-out, on close, or
   // when the server stops.
   bool wait_for_request() {
-    if (pos_ < len_) return true;
+    if (pos_ < len_ || (ssl_ && SSL_pending(ssl_) > 0)) return true;
     const auto deadline = Clock::now() + limits_.idle_timeout;
     while (server_socket_ != INVALID_SOCKET) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -179,9 +209,10 @@ class Connection : public httplib::Stream {
 
   bool head_done_ = false;
   bool close_ = false;
+  bool tls() const { return ssl_ != nullptr; }
 
   bool is_readable() const override {
-    if (pos_ < len_) return true;
+    if (pos_ < len_ || (ssl_ && SSL_pending(ssl_) > 0)) return true;
     pollfd p{fd_, POLLIN, 0};
     return ::poll(&p, 1, static_cast<int>(limits_.io_timeout.count())) > 0;
   }
@@ -217,6 +248,15 @@ class Connection : public httplib::Stream {
   ssize_t write(const char* ptr, size_t size) override {
     if (dead_) return -1;
     const auto deadline = Clock::now() + limits_.io_timeout;
+    if (ssl_) {
+      if (size == 0) return 0;
+      for (;;) {
+        ERR_clear_error();
+        int n = SSL_write(ssl_, ptr, static_cast<int>(std::min<size_t>(size, 1 << 30)));
+        if (n > 0) return n;
+        if (!wait_tls(SSL_get_error(ssl_, n), deadline)) return -1;
+      }
+    }
     for (;;) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       pollfd p{fd_, POLLOUT, 0};
@@ -245,7 +285,7 @@ class Connection : public httplib::Stream {
     for (;;) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       pollfd p{fd_, POLLIN, 0};
-      int r = left <= 0 ? 0 : ::poll(&p, 1, static_cast<int>(left));
+      int r = ssl_ && SSL_pending(ssl_) > 0 ? 1 : left <= 0 ? 0 : ::poll(&p, 1, static_cast<int>(left));
       if (r < 0 && errno == EINTR) continue;
       if (r == 0) {
         if (in_head_ && head_bytes_ > 0) {
@@ -255,6 +295,23 @@ class Connection : public httplib::Stream {
         return false;
       }
       if (r < 0) return false;
+      if (ssl_) {
+        for (;;) {
+          ERR_clear_error();
+          int n = SSL_read(ssl_, buf_, sizeof buf_);
+          if (n > 0) {
+            pos_ = 0;
+            len_ = static_cast<std::size_t>(n);
+            return true;
+          }
+          int err = SSL_get_error(ssl_, n);
+          if (err == SSL_ERROR_WANT_READ) break;  // a record not yet complete: poll again
+          if (err == SSL_ERROR_WANT_WRITE && wait_tls(err, deadline)) continue;
+          dead_ = true;  // close_notify, reset or a TLS error
+          return false;
+        }
+        continue;
+      }
       ssize_t n = ::recv(fd_, buf_, sizeof buf_, 0);
       if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
       if (n <= 0) {
@@ -312,11 +369,32 @@ class Connection : public httplib::Stream {
   }
 
   void refuse(int status, const char* reason, const char* code, const char* message) {
-    send_raw_error(fd_, status, reason, code, message, 1000);
+    if (ssl_) {
+      std::string out = raw_error(status, reason, code, message);
+      in_head_ = false;
+      write(out.data(), out.size());
+    } else {
+      send_raw_error(fd_, status, reason, code, message, 1000);
+    }
     dead_ = true;
   }
 
+  // Waits for the socket as OpenSSL asks (WANT_READ / WANT_WRITE) until `deadline`; false for any
+  // other error or on time-out.
+  bool wait_tls(int err, Clock::time_point deadline) const {
+    short events = err == SSL_ERROR_WANT_READ ? POLLIN : err == SSL_ERROR_WANT_WRITE ? POLLOUT : 0;
+    if (!events) return false;
+    for (;;) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      pollfd p{fd_, events, 0};
+      int r = left <= 0 ? 0 : ::poll(&p, 1, static_cast<int>(left));
+      if (r < 0 && errno == EINTR) continue;
+      return r > 0;
+    }
+  }
+
   int fd_;
+  SSL* ssl_ = nullptr;
   const ConnectionLimits& limits_;
   const std::atomic<socket_t>& server_socket_;
   char buf_[16 * 1024];
@@ -337,9 +415,44 @@ GuardedServer::GuardedServer(ConnectionLimits limits) : limits_(limits) {
   new_task_queue = [this] { return new ElasticPool(limits_.keep_threads, limits_.max_connections); };
 }
 
+GuardedServer::~GuardedServer() {
+  if (tls_) SSL_CTX_free(tls_);
+}
+
+std::string GuardedServer::use_tls(const std::string& cert_file, const std::string& key_file) {
+  auto openssl_error = [](std::string what) {
+    unsigned long e = ERR_get_error();
+    char buf[256] = {};
+    if (e) ERR_error_string_n(e, buf, sizeof buf);
+    ERR_clear_error();
+    return e ? what + ": " + buf : what;
+  };
+  SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
+  if (!ctx) return openssl_error("cannot create a TLS context");
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  std::string err;
+  if (SSL_CTX_use_certificate_chain_file(ctx, cert_file.c_str()) != 1) {
+    err = openssl_error("cannot read the TLS certificate " + cert_file);
+  } else if (SSL_CTX_use_PrivateKey_file(ctx, key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
+    err = openssl_error("cannot read the TLS key " + key_file);
+  } else if (SSL_CTX_check_private_key(ctx) != 1) {
+    err = openssl_error("the TLS key " + key_file + " does not match the certificate " + cert_file);
+  }
+  if (!err.empty()) {
+    SSL_CTX_free(ctx);
+    return err;
+  }
+  if (tls_) SSL_CTX_free(tls_);
+  tls_ = ctx;
+  return {};
+}
+
 void GuardedServer::widen_backlog(int backlog) {
   if (svr_sock_ != INVALID_SOCKET) ::listen(svr_sock_, backlog);
 }
+
+bool GuardedServer::request_is_tls() { return t_connection && t_connection->tls(); }
 
 void GuardedServer::close_after_response() {
   if (t_connection) t_connection->close_ = true;
@@ -353,6 +466,11 @@ bool GuardedServer::process_and_close_socket(socket_t sock) {
   }
   ++open_;
   Connection conn(sock, limits_, svr_sock_);
+  if (tls_ && !conn.accept_tls(tls_)) {
+    close_socket(sock);
+    --open_;
+    return false;
+  }
   t_connection = &conn;
   bool ret = false;
   for (std::size_t left = keep_alive_max_count_; left > 0 && svr_sock_ != INVALID_SOCKET; --left) {

@@ -15,6 +15,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <string>
+
+using SSL_CTX = struct ssl_ctx_st;
 
 namespace khub::localhub {
 
@@ -30,8 +33,15 @@ struct ConnectionLimits {
 class GuardedServer : public httplib::Server {
  public:
   explicit GuardedServer(ConnectionLimits limits);
+  ~GuardedServer() override;
+  /// Serves HTTPS from now on: the PEM certificate chain and private key (TLS 1.2 or newer). The
+  /// handshake must finish within the head time-out. Returns the OpenSSL error text on failure.
+  [[nodiscard]] std::string use_tls(const std::string& cert_file, const std::string& key_file);
+  [[nodiscard]] bool tls() const { return tls_ != nullptr; }
   /// Closes the connection serving the calling thread's request once its response is sent.
   static void close_after_response();
+  /// Whether the calling thread's request came over TLS (base URLs in answers are then https).
+  static bool request_is_tls();
   /// Widens the listen queue after a bind (cpp-httplib listens with a backlog of 5, so a burst
   /// of connects waits a second each for SYN retransmits).
   void widen_backlog(int backlog);
@@ -42,6 +52,7 @@ class GuardedServer : public httplib::Server {
   bool process_and_close_socket(socket_t sock) override;
   ConnectionLimits limits_;
   std::atomic<std::size_t> open_{0};
+  SSL_CTX* tls_ = nullptr;
 };
 
 }  // namespace khub::localhub

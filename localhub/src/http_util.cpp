@@ -1,4 +1,6 @@
 #include "http_util.h"
+
+#include "connection.h"
 #include "khub/base/redact.h"
 
 #include <algorithm>
@@ -244,7 +246,7 @@ Expected<std::string> read_body(const httplib::ContentReader& reader, std::uint6
 std::string base_url(const httplib::Request& req, int port) {
   auto host = req.get_header_value("Host");
   if (host.empty()) host = "127.0.0.1:" + std::to_string(port);
-  return "http://" + host;
+  return (GuardedServer::request_is_tls() ? "https://" : "http://") + host;
 }
 
 std::string blob_base(const Hub& hub, const httplib::Request& req) {

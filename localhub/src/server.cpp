@@ -279,6 +279,10 @@ Status Server::start() {
                  "refusing to serve on " + o.host + " without tokens: anyone on the network could write",
                  "pass --token TOKEN[:read|:write] (or a config file with tokens), or bind 127.0.0.1");
   }
+  if (o.tls_cert.empty() != o.tls_key.empty()) {
+    return Error(ErrorCode::InvalidArgument, "a TLS certificate needs its key, and a key its certificate",
+                 "pass both --tls-cert FILE and --tls-key FILE");
+  }
   if (o.port < 0 || o.port > 65535)
     return Error(ErrorCode::InvalidArgument, "port " + std::to_string(o.port) + " is out of range",
                  "pass a port from 1 to 65535, or 0 to pick a free one");
@@ -312,6 +316,11 @@ Status Server::start_locked() {
   limits.idle_timeout = std::chrono::seconds(std::max(1, o.idle_timeout_s));
   impl_->http = std::make_unique<GuardedServer>(limits);
   auto& http = *impl_->http;
+  if (!o.tls_cert.empty()) {
+    if (auto err = http.use_tls(o.tls_cert.string(), o.tls_key.string()); !err.empty()) {
+      return Error(ErrorCode::InvalidArgument, err, "pass a PEM certificate chain and its PEM private key");
+    }
+  }
   http.set_keep_alive_max_count(1000);
   http.set_keep_alive_timeout(o.idle_timeout_s);
   http.set_tcp_nodelay(true);
@@ -402,7 +411,7 @@ int Server::port() const { return impl_->port; }
 std::string Server::url() const {
   auto host = impl_->options.host;
   if (host.find(':') != std::string::npos && host.front() != '[') host = "[" + host + "]";
-  return "http://" + host + ":" + std::to_string(impl_->port);
+  return (impl_->options.tls_cert.empty() ? "http://" : "https://") + host + ":" + std::to_string(impl_->port);
 }
 
 void Server::wait() { impl_->join(); }

@@ -23,6 +23,8 @@ struct ServerOptions {
   std::filesystem::path root;  // store folder, created when absent
   std::string host = "127.0.0.1";
   int port = 0;  // 0 = pick a free port
+  /// HTTPS: a PEM certificate chain and its private key (both or neither). url() is then https.
+  std::filesystem::path tls_cert, tls_key;
   ServerConfig config;
   // Connections (docs/localhub.md, "Limits"): each open connection has its own worker thread;
   // `threads` of them are kept ready, more are made on demand up to `max_connections`, beyond
@@ -58,7 +60,7 @@ class Server {
   [[nodiscard]] Status start();
   /// Bound port (valid after start()).
   [[nodiscard]] int port() const;
-  /// "http://host:port".
+  /// "http://host:port", or "https://host:port" with TLS.
   [[nodiscard]] std::string url() const;
   /// Blocks until stop() is called from another thread or a signal handler thread.
   void wait();
