@@ -3,10 +3,10 @@
 Starts `khub serve` (loopback) with a throw-away write token, writes 256 MiB of random bytes, then
 times, each --runs times on a fresh repo and fresh bytes:
   hf:   HfApi().upload_file of the file to a new model repo (default huggingface_hub + hf_xet, Xet on),
-        timed around the call in one Python process (imports excluded);
+        timed around the call in a Python process (imports and create_repo excluded);
   khub: `khub push` of a one-variant build folder holding the file as lib.bin (plus __init__.py and
         metadata.json, digest written by `khub hash` beforehand), timed around the process.
-Prints the medians and the throughput (MiB/s); with --out, writes them as JSON with provenance.
+The two clients take turns (hf, khub, hf, khub, ...). Prints the medians and the throughput (MiB/s); with --out, writes them as JSON with provenance.
 
   .venv/bin/python bench/xet_upload_bench.py [--size-mib 256] [--runs 3]
 """
@@ -30,10 +30,10 @@ VARIANT = "torch212-cxx11-cu130-x86_64-linux"
 HF_TIMER = r"""
 import json, sys, time
 from huggingface_hub import HfApi
-paths = sys.argv[1:]
+first, paths = int(sys.argv[1]), sys.argv[2:]
 api = HfApi()
 times = []
-for i, path in enumerate(paths):
+for i, path in enumerate(paths, start=first):
     repo = f"user/hf-upload-{i}"
     api.create_repo(repo, repo_type="model")
     start = time.perf_counter()
@@ -97,11 +97,14 @@ def main():
             for k in kernels:
                 run([khub, "hash", k / "build"], env)
             time.sleep(2.1)  # files older than 2 s: khub may reuse their hashes within one push
+            # Interleaved, one upload of each client in turn: the server's writes of one upload are
+            # still being flushed during the next, and neither client should always follow the other.
             hf, kh = [], []
-            if args.only != "khub":
-                hf = json.loads(run([sys.executable, "-c", HF_TIMER, *datas[:args.runs]], env).stdout.strip().splitlines()[-1])
-            if args.only != "hf":
-                for i, k in enumerate(kernels):
+            for i, k in enumerate(kernels):
+                if args.only != "khub":
+                    out = run([sys.executable, "-c", HF_TIMER, str(i), datas[i]], env).stdout
+                    hf += json.loads(out.strip().splitlines()[-1])
+                if args.only != "hf":
                     start = time.perf_counter()
                     run([khub, "push", k, "--repo", f"user/khub-upload-{i}", "--version", "1", "-q"], env)
                     kh.append(time.perf_counter() - start)
