@@ -1,5 +1,6 @@
 #include "khub/xet/upload.h"
 
+#include <cstring>
 #include <fstream>
 
 #include "khub/base/hash.h"
@@ -29,7 +30,7 @@ class Scanner {
       emit(data.subspan(start, at - start));
       start = at;
     }
-    tail_.insert(tail_.end(), data.begin() + static_cast<std::ptrdiff_t>(start), data.end());
+    append_to_tail(data.subspan(start));
   }
 
   ScannedFile finish() {
@@ -50,9 +51,18 @@ class Scanner {
       out_.chunks.push_back({chunk_hash(piece), piece.size()});
       return;
     }
-    tail_.insert(tail_.end(), piece.begin(), piece.end());
+    append_to_tail(piece);
     out_.chunks.push_back({chunk_hash(tail_), tail_.size()});
     tail_.clear();
+  }
+
+  // resize + memcpy rather than vector::insert: gcc 13 warns (-Wstringop-overflow) on the inlined
+  // insert of a span, wrongly.
+  void append_to_tail(std::span<const std::byte> bytes) {
+    if (bytes.empty()) return;
+    const std::size_t old = tail_.size();
+    tail_.resize(old + bytes.size());
+    std::memcpy(tail_.data() + old, bytes.data(), bytes.size());
   }
 
   Chunker chunker_;
