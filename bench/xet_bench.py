@@ -4,8 +4,8 @@ Starts `khub serve` (loopback, a throw-away write token) and measures, each `--r
 repos and caches, medians reported:
   download  a 256 MiB Xet file that hf_xet uploaded: `hf_hub_download` (timed inside Python, import
             excluded) against `khub download` (the whole process);
-  upload    the same 256 MiB of random bytes: `HfApi.upload_file` (inside Python) against `khub push`
-            of a build holding it (the whole process: checks, digests, Xet, commit);
+  upload    256 MiB of fresh random bytes: `HfApi.upload_file` (inside Python) against `khub push`
+            of a build holding them (the whole process: checks, digests, Xet, commit), taking turns;
   re-push   a build whose 64 MiB file changed in 1 % of its bytes (four places): the bytes khub push
             sends (`bytes_uploaded`) as a share of the file; an unchanged re-push sends 0.
 Writes bench/results/<machine>_xet_bench.json with its provenance (bench/record.py).
@@ -91,7 +91,6 @@ def main():
     with tempfile.TemporaryDirectory(prefix="khub-xet-bench-") as tmp:
         work = Path(tmp)
         payload = work / "payload.bin"
-        payload.write_bytes(random.Random(256).randbytes(size))
         token = os.urandom(16).hex()
         server, endpoint = start_hub(khub, work, token)
         try:
@@ -100,8 +99,11 @@ def main():
             upload = {"hf_xet": [], "khub": []}
             download = {"hf_xet": [], "khub": []}
             for rep in range(args.reps):
+                # Fresh bytes each round (nothing to deduplicate), the clients taking turns.
+                payload.write_bytes(os.urandom(size))
                 env = dict(base, HF_XET_CACHE=str(work / f"xet-cache-up-{rep}"))
                 upload["hf_xet"].append(python_seconds(HF_UPLOAD, [f"user/hf-up-{rep}", payload], env))
+                payload.write_bytes(os.urandom(size))
                 seconds, result = push(khub, make_build(work, f"up-{rep}", payload), f"user/khub-up-{rep}", base)
                 if result.get("transfer") != "xet":
                     sys.exit(f"error: khub push did not use Xet: {result}")
