@@ -316,8 +316,9 @@ Status RepoStore::create_ref(const RepoRecord& repo, RefKind kind, std::string_v
   KHUB_CHECK(tx.begin());
   KHUB_TRY(auto existing, get_ref(*conn, repo.rowid, kind, name));
   if (!existing.empty() && !overwrite) {
-    return Error(ErrorCode::Conflict, std::string(kind == RefKind::Tag ? "Tag" : "Reference") + " already exists: " +
-                                          std::string(name));
+    // The Hub's wording (huggingface_hub's tests match it): the full ref name.
+    return Error(ErrorCode::Conflict, std::string(kind == RefKind::Tag ? "Tag refs/tags/" : "Reference refs/heads/") +
+                                          std::string(name) + " already exists");
   }
   KHUB_CHECK(put_ref(*conn, repo.rowid, kind, name, commit));
   return tx.commit();
@@ -325,7 +326,7 @@ Status RepoStore::create_ref(const RepoRecord& repo, RefKind kind, std::string_v
 
 Status RepoStore::delete_ref(const RepoRecord& repo, RefKind kind, std::string_view name) {
   if (kind == RefKind::Branch && name == "main") {
-    return Error(ErrorCode::InvalidArgument, "the main branch cannot be deleted");
+    return Error(ErrorCode::InvalidArgument, "Cannot delete refs/heads/main");
   }
   std::lock_guard lock(impl_->write_mutex);
   KHUB_TRY(auto conn, impl_->pool->acquire());

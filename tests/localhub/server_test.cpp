@@ -107,7 +107,10 @@ TEST_F(ServerTest, RefsBranchesAndTags) {
   create_repo("kernel", "acme", "relu");
   auto main = head("kernels/acme/relu");
   ASSERT_EQ(client_->Post("/api/kernels/acme/relu/branch/v1", "{}", "application/json")->status, 200);
-  EXPECT_EQ(client_->Post("/api/kernels/acme/relu/branch/v1", "{}", "application/json")->status, 409);
+  auto again = client_->Post("/api/kernels/acme/relu/branch/v1", "{}", "application/json");
+  EXPECT_EQ(again->status, 409);
+  // The Hub's wording, which huggingface_hub's tests match.
+  EXPECT_EQ(again->get_header_value("X-Error-Message"), "Reference refs/heads/v1 already exists");
   EXPECT_EQ(client_->Post("/api/kernels/acme/relu/branch/refs%2Fpr%2F5", "{}", "application/json")->status, 400);
   ASSERT_EQ(client_->Post("/api/kernels/acme/relu/tag/v1", R"({"tag":"t1"})", "application/json")->status, 200);
   auto refs = json::parse(client_->Get("/api/kernels/acme/relu/refs")->body);
@@ -118,7 +121,9 @@ TEST_F(ServerTest, RefsBranchesAndTags) {
   EXPECT_EQ(refs["tags"][0]["ref"], "refs/tags/t1");
   EXPECT_FALSE(refs.contains("pullRequests"));
   EXPECT_TRUE(json::parse(client_->Get("/api/kernels/acme/relu/refs?include_prs=1")->body).contains("pullRequests"));
-  EXPECT_EQ(client_->Delete("/api/kernels/acme/relu/branch/main")->status, 400);
+  auto main_delete = client_->Delete("/api/kernels/acme/relu/branch/main");
+  EXPECT_EQ(main_delete->status, 400);
+  EXPECT_EQ(main_delete->get_header_value("X-Error-Message"), "Cannot delete refs/heads/main");
   EXPECT_EQ(client_->Delete("/api/kernels/acme/relu/branch/v1")->status, 200);
   auto gone = client_->Get("/api/kernels/acme/relu/revision/v1");
   EXPECT_EQ(gone->status, 404);
