@@ -99,5 +99,28 @@ TEST(BuildConfig, Edition4UpgradesWithWarning) {
   EXPECT_TRUE(c->warnings[0].starts_with("build.toml uses the legacy v4 format"));
 }
 
+
+// kernel-depends: [general] for every variant, [general.<backend>] added for that backend's variants
+// (general first); both selector forms; a bad entry names its table.
+TEST(BuildConfig, KernelDependsPerBackend) {
+  const std::string base =
+      "[general]\nname=\"app\"\nversion=1\nedition=5\nlicense=\"MIT\"\nbackends=[\"cpu\",\"cuda\"]\n"
+      "kernel-depends=[{ repo-id = \"org/a\", version = 2 }]\n";
+  auto c = parse_build_config(base + "[general.cuda]\nkernel-depends=[{ repo-id = \"org/b\", revision = \"main\" }]\n"
+                                     "[general.xpu]\nkernel-depends=[]\n[torch]\nsrc=[]\n");
+  ASSERT_TRUE(c) << c.error().message;
+  const KernelDependency a{"org/a", 2, std::nullopt}, b{"org/b", std::nullopt, "main"};
+  EXPECT_EQ(c->kernel_depends_for("cpu"), std::vector<KernelDependency>{a});
+  EXPECT_EQ(c->kernel_depends_for("cuda"), (std::vector<KernelDependency>{a, b}));
+  EXPECT_EQ(c->kernel_depends_for("xpu"), std::vector<KernelDependency>{a});
+  auto both = parse_build_config(base + "[general.cuda]\nkernel-depends=[{ repo-id = \"org/b\", version = 1, "
+                                        "revision = \"x\" }]\n[torch]\nsrc=[]\n");
+  ASSERT_FALSE(both);
+  EXPECT_EQ(both.error().message, "kernel dependency `org/b` needs exactly one of `version` or `revision`");
+  auto not_array = parse_build_config(base + "[general.neuron]\nkernel-depends=1\n[torch]\nsrc=[]\n");
+  ASSERT_FALSE(not_array);
+  EXPECT_EQ(not_array.error().message, "`kernel-depends` in [general.neuron] must be an array");
+}
+
 }  // namespace
 }  // namespace khub::protocol

@@ -128,6 +128,10 @@ Status read_general(const toml::table& g, BuildConfig& c, bool v4) {
       KHUB_CHECK(only_keys(*t, where, {"python-depends", "kernel-depends"}));
     }
     KHUB_TRY(c.backend_python_depends[std::string(backend)], string_list(*t, "python-depends", where));
+    if (backend != "tpu") {
+      KHUB_TRY(auto deps, kernel_deps(*t, where));
+      if (!deps.empty()) c.backend_kernel_depends[std::string(backend)] = std::move(deps);
+    }
   }
   return {};
 }
@@ -204,6 +208,13 @@ Status read_kernels(const toml::table& root, BuildConfig& c) {
 std::string BuildConfig::python_name() const {
   std::string out = name;
   std::replace(out.begin(), out.end(), '-', '_');
+  return out;
+}
+
+std::vector<KernelDependency> BuildConfig::kernel_depends_for(std::string_view backend) const {
+  std::vector<KernelDependency> out = kernel_depends;
+  if (auto it = backend_kernel_depends.find(std::string(backend)); it != backend_kernel_depends.end())
+    out.insert(out.end(), it->second.begin(), it->second.end());
   return out;
 }
 

@@ -40,6 +40,7 @@ struct BuildConfig {
   std::optional<std::string> hub_repo_id;  // [general.hub] repo-id
   std::optional<std::string> hub_branch;   // [general.hub] branch
   std::map<std::string, std::vector<std::string>> backend_python_depends;  // [general.cuda] etc.
+  std::map<std::string, std::vector<KernelDependency>> backend_kernel_depends;  // [general.cuda|xpu|neuron]
   // framework
   FrameworkSection framework = FrameworkSection::Torch;
   std::vector<std::string> framework_src;
@@ -52,6 +53,9 @@ struct BuildConfig {
   std::vector<std::string> warnings;
 
   [[nodiscard]] std::string python_name() const;
+  /// The kernel-depends a variant of `backend` (metadata backend.type: cuda, xpu, …) declares:
+  /// [general] kernel-depends, then those of [general.<backend>].
+  [[nodiscard]] std::vector<KernelDependency> kernel_depends_for(std::string_view backend) const;
   /// Sorted union of the CUDA capabilities of all cuda kernels (metadata `backend.archs`).
   [[nodiscard]] std::vector<std::string> cuda_archs() const;
 };
