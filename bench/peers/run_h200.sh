@@ -34,7 +34,8 @@ echo "== khub built ($((SECONDS - t0)) s)"
 wait $warm
 cat "$OUT/warm.log"
 echo "== peers warm ($((SECONDS - t0)) s)"
-PYTHONUNBUFFERED=1 python3 bench/peers/peers_bench.py --site "$site" --out "$OUT/h200_peers.json" \
+# Ends before the device call's 600 s limit so that the log and the JSON written so far come back.
+PYTHONUNBUFFERED=1 timeout $((${KHUB_PEERS_DEADLINE_S:-570} - SECONDS)) python3 bench/peers/peers_bench.py --site "$site" --out "$OUT/h200_peers.json" \
   --commit "${KHUB_COMMIT:-unknown}" "$@" > "$OUT/peers.log" 2>&1
 echo "peers_bench rc=$? ($((SECONDS - t0)) s)"
 grep -vE " pass [12] cold" "$OUT/peers.log" | tail -40
