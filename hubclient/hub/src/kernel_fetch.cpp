@@ -164,8 +164,8 @@ Status detail::check_publisher_trust(HubClient& client, const std::string& repo_
   return {};
 }
 
-Expected<FetchedKernel> fetch_kernel(HubClient& client, const variants::HostInfo& detected,
-                                     const KernelRequest& request) {
+Expected<FetchedKernel> locate_kernel(HubClient& client, const variants::HostInfo& detected,
+                                      const KernelRequest& request) {
   if (request.options.version && !request.options.revision.empty())
     return Error(ErrorCode::InvalidArgument, "Only one of `revision` or `version` must be specified.");
   if (!request.options.version && request.options.revision.empty())
@@ -230,6 +230,10 @@ Expected<FetchedKernel> fetch_kernel(HubClient& client, const variants::HostInfo
     if (!variants::parse_variant(name))
       k.warnings.push_back("Repository " + where + " contains invalid build variant variant: '" + name + "'");
   auto chosen = detail::choose_variant(memo.variants, host, where, k.resolution);
+  if (!chosen && request.python_only_ok && chosen.error().code == ErrorCode::NoVariant && k.resolution.chosen()) {
+    chosen = k.resolution.chosen()->variant.name();  // the build the Python client would load
+    k.loadable = false;
+  }
   if (!chosen) {
     Error e = std::move(chosen).error();
     if (online && e.code == ErrorCode::NoVariant) suggest_newest_version(client, k.repo, host, e);
@@ -250,10 +254,16 @@ Expected<FetchedKernel> fetch_kernel(HubClient& client, const variants::HostInfo
   if (k.metadata.is_dirty())
     k.warnings.push_back("Kernel '" + k.metadata.name + "' variant '" + k.variant + "' was built from a dirty git tree.");
   if (request.check_arch) KHUB_CHECK(detail::check_device_arch(k, host));
+  k.variant_dir = cache_of(client).snapshot_dir(k.repo, k.commit) / "build" / k.variant;
+  return k;
+}
 
+Status install_kernel(HubClient& client, FetchedKernel& k, const KernelRequest& request) {
+  if (k.commit.empty()) return {};  // a local kernel: open_local_kernel verified it
   // Step 6: only this variant's files.
+  const bool online = !client.options().offline;
+  const std::string prefix = "build/" + k.variant + "/";
   CacheLayout cache = cache_of(client);
-  k.variant_dir = cache.snapshot_dir(k.repo, k.commit) / "build" / k.variant;
   if (online) {
     const std::string key = std::to_string(client.instance_id()) + "|" + repo_folder_name(k.repo) + "|" + k.commit +
                             "|" + k.variant;
@@ -276,12 +286,17 @@ Expected<FetchedKernel> fetch_kernel(HubClient& client, const variants::HostInfo
                                                             "offline mode", "download the kernel while online first");
   }
   KHUB_CHECK(verify_variant(k, &cache, request.reuse_hashes));
-  KHUB_CHECK(detail::apply_signature_policy(k, request));
+  return detail::apply_signature_policy(k, request);
+}
+
+Expected<FetchedKernel> fetch_kernel(HubClient& client, const variants::HostInfo& host, const KernelRequest& request) {
+  KHUB_TRY(auto k, locate_kernel(client, host, request));
+  KHUB_CHECK(install_kernel(client, k, request));
   return k;
 }
 
 Expected<FetchedKernel> open_local_kernel(const fs::path& path, const variants::HostInfo& host,
-                                          HashReuse reuse_hashes) {
+                                          HashReuse reuse_hashes, bool python_only_ok) {
   FetchedKernel k;
   std::error_code ec;
   if (!fs::exists(path, ec))
@@ -296,6 +311,10 @@ Expected<FetchedKernel> open_local_kernel(const fs::path& path, const variants::
         names.push_back(e.path().filename().string());
     if (names.empty()) continue;
     auto chosen = detail::choose_variant(names, host, candidate.string(), k.resolution);
+    if (!chosen && python_only_ok && k.resolution.chosen()) {
+      chosen = k.resolution.chosen()->variant.name();
+      k.loadable = false;
+    }
     if (!chosen) {
       no_fit = std::move(chosen).error();
       continue;

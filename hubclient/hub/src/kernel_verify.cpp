@@ -150,8 +150,23 @@ Expected<std::string> choose_variant(const std::vector<std::string>& names, cons
   // variant cu130 and is looked up as build/…-cu130-…/ (so both clients fetch the same files).
   if (const auto* d = variants::first_loadable(resolution)) return d->variant.name();
   Error e(ErrorCode::NoVariant, "Cannot find a build variant for this system in " + where,
-          resolution.chosen() ? "only pure-Python (noarch) variants fit this host; they require a Python interpreter"
-                              : "build the kernel for this host's torch, C++ ABI and CUDA version");
+          "build the kernel for this host's torch, C++ ABI and CUDA version");
+  // Python-only (noarch) builds: the Python client loads them, khub cannot. Say so, by name.
+  std::string noarch, fitting;
+  bool arch_fits = false, arch_exists = false;
+  for (const auto& d : resolution.decisions) {
+    const bool python_only = !d.variant.is_arch();
+    if (python_only) noarch += (noarch.empty() ? "" : ", ") + d.name;
+    if (python_only && d.accepted) fitting += (fitting.empty() ? "" : ", ") + d.name;
+    arch_exists = arch_exists || !python_only;
+    arch_fits = arch_fits || (!python_only && d.accepted);
+  }
+  if (!noarch.empty() && (!arch_exists || (!fitting.empty() && !arch_fits))) {
+    e.message = !arch_exists ? "only Python-only builds exist in " + where + ": " + noarch
+                             : "only Python-only builds fit this system in " + where + ": " + fitting;
+    e.hint = "noarch builds hold Python/Triton code that only the Python `kernels` package loads; to load it from "
+             "C++ ask the publisher for a torch, stable-ABI or tvm-ffi build";
+  }
   e.note("host: " + variants::host_to_json(host, -1));  // -1: one line
   std::string trace = resolution.trace();
   std::size_t start = 0;

@@ -52,6 +52,9 @@ struct KernelRequest {
   // Unchanged: files this process already hashed and that have not changed since are not read
   // again (see HashReuse); get_kernel sets it, so a warm call costs stat calls, not a re-hash.
   HashReuse reuse_hashes = HashReuse::Never;
+  // A kernel dependency: when no natively loadable variant fits, take the build the Python client
+  // would load (noarch, …) and mark it FetchedKernel::loadable = false instead of failing.
+  bool python_only_ok = false;
 };
 
 
@@ -65,6 +68,7 @@ struct FetchedKernel {
   std::filesystem::path variant_dir;   // snapshots/<commit>/build/<variant> or the local dir
   protocol::KernelMetadata metadata;
   bool verified = false;               // digest (or every blob against its etag) checked
+  bool loadable = true;                // false: a Python-only build (KernelRequest::python_only_ok)
   SignatureStatus signature = SignatureStatus::Absent;
   variants::Resolution resolution;     // every candidate with its reason
   std::vector<std::string> warnings;   // redirect, newer version, offline trust skip, dirty build
@@ -77,10 +81,19 @@ struct FetchedKernel {
 [[nodiscard]] Expected<FetchedKernel> fetch_kernel(HubClient& client, const variants::HostInfo& host,
                                                    const KernelRequest& request);
 
-/// A kernel on disk: a repo root, its build/, or one variant dir.
+/// fetch_kernel in two halves (a dependency tree is located whole before anything is downloaded,
+/// as kernels does): locate_kernel stops after the metadata and arch checks (only metadata.json is
+/// fetched; `variant_dir` is where the variant will be); install_kernel downloads the variant's files
+/// and verifies them (digest, signature policy). For a local kernel (no commit) install only verifies.
+[[nodiscard]] Expected<FetchedKernel> locate_kernel(HubClient& client, const variants::HostInfo& host,
+                                                    const KernelRequest& request);
+[[nodiscard]] Status install_kernel(HubClient& client, FetchedKernel& kernel, const KernelRequest& request);
+
+/// A kernel on disk: a repo root, its build/, or one variant dir. `python_only_ok` as in KernelRequest.
 [[nodiscard]] Expected<FetchedKernel> open_local_kernel(const std::filesystem::path& path,
                                                         const variants::HostInfo& host,
-                                                        HashReuse reuse_hashes = HashReuse::Never);
+                                                        HashReuse reuse_hashes = HashReuse::Never,
+                                                        bool python_only_ok = false);
 
 struct VersionInfo {
   int version = 0;
