@@ -120,6 +120,8 @@ def peers_section(out):
             "(≥ 1: khub faster). The best peer is the fastest of QuACK, Liger, FlashInfer and PyTorch whose output "
             "passed the fp32 check; copy = a device copy of the same bytes, same run; stable = khub's stable-ABI "
             "build. Decode rows: at most 256 rows.", "",
+            *(["![best peer / khub on the H200](../bench/results/peers_h200.png)", ""]
+              if (RESULTS / "peers_h200.png").exists() else []),
             "| op | shape | khub cold | stable cold | best peer cold | peer / khub | khub graph | stable graph "
             "| best peer graph | peer / khub | copy cold |",
             "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -342,6 +344,7 @@ def main():
     out += ["## Reproduce", "", "```sh",
             "KHUB_COMMIT=<sha> bench/kernels/run_h200.sh bench baselines   # on the H200: $OUT/h200_*.json",
             "bench/peers/fetch_peers.sh   # then bench/peers/README.md: $OUT/h200_peers.json",
+            ".venv-plot/bin/python bench/peers/plot.py   # bench/results/peers_h200.png (matplotlib)",
             "python3 bench/kernels/report.py --png bench/results/kernels_h200.png   # the plot (matplotlib)",
             "python3 bench/record.py run bench/results/cpu_2core_hub_bench.json -- build/bench/hub_bench \\",
             "    --benchmark_repetitions=3 --benchmark_report_aggregates_only=true --benchmark_format=json",
