@@ -134,7 +134,8 @@ def peers_section(out):
             peers = {n: v for n, v in by.items() if n not in ("khub", "khub stable-abi", "copy") and (op, shp, n) in ok}
             best = min(peers.items(), key=lambda kv: _mean(kv[1], key), default=None)
             cells += [f"{_mean(kh, key):.2f}" if kh else "–", f"{_mean(st, key):.2f}" if st else "–",
-                      f"{_mean(best[1], key):.2f} ({best[0]}{IN_PLACE.get((best[0], op), '')})" if best else "–",
+                      f"{_mean(best[1], key):.2f} ({best[0]}{IN_PLACE.get((best[0], op), '') if key == 'graph_us' else ''})"
+                      if best else "–",
                       _ratio_cell(best[1], kh, key) if best and kh else "–"]
             if best and kh:
                 lead[key][0] += all(p[key] >= k[key] for p, k in zip(best[1], kh))
