@@ -192,4 +192,59 @@ TEST_F(HubKernel, TamperedModuleIsNeverLoaded) {
   EXPECT_NE(k.error().message.find(kIdB + ".abi3.so"), std::string::npos) << k.error().message;
 }
 
+// kernel-depends: get_kernel loads the dependency (module c) before the dependent (module d, whose
+// op calls c's through the dispatcher and which records at load time whether c's op was already
+// registered); a dependency with only a Python-only build is downloaded, verified, reported and
+// not loaded; the dependent's own ops run.
+TEST_F(HubKernel, DependenciesLoadFirstAndPythonOnlyOnesAreReported) {
+  const std::string kIdC = "_khub_test_cpu_ccccccc", kIdD = "_khub_test_cpu_ddddddd";
+  hub_.commit("org/dep", "v1", test::test_kernel_files(kIdC, "c"));
+  const std::string py_meta =
+      R"({"name":"einops","id":"_einops_py","version":1,"license":"MIT","python-depends":[],"backend":{"type":"cpu"}})";
+  const std::string noarch = "torch-" + test::backend_type_of(host_variant());  // torch-cpu, torch-cuda
+  hub_.commit("org/einops", "v1", {{"build/" + noarch + "/__init__.py", {"import einops\n", false}},
+                                   {"build/" + noarch + "/metadata.json", {py_meta, false}}});
+  auto app = test::test_kernel_files(kIdD, "d");
+  auto& meta = app["build/" + host_variant() + "/metadata.json"].content;
+  meta.replace(meta.find("\"python-depends\":[]"), 19,
+               R"("python-depends":[],"kernel-depends":[{"repo-id":"org/dep","version":1},)"
+               R"({"repo-id":"org/einops","revision":"v1"}])");
+  hub_.commit("org/app", "v1", app);
+
+  auto k = get_kernel("org/app", options(1));
+  ASSERT_TRUE(k) << k.error().describe();
+  ASSERT_EQ(k->dependencies().size(), 2u);
+  EXPECT_TRUE(k->dependencies()[0].kernel.loadable);
+  EXPECT_FALSE(k->dependencies()[1].kernel.loadable);
+  EXPECT_TRUE(k->dependencies()[1].kernel.verified);
+  EXPECT_NE(std::find(k->warnings().begin(), k->warnings().end(),
+                      "kernel dependency org/einops (revision: v1) of org/app has only a Python-only build here (" +
+                          noarch + "): downloaded and verified, not loaded (the Python `kernels` package loads it)"),
+            k->warnings().end());
+  auto first = k->op("dependency_loaded_first");
+  ASSERT_TRUE(first) << first.error().describe();
+  EXPECT_TRUE(first->typed<bool()>().call());
+  expect_rms_norm(*k, 12.0);  // 3 x module c's scale 4, through c's op
+  auto dep = k->dependency("org/dep");
+  ASSERT_TRUE(dep) << dep.error().describe();
+  EXPECT_EQ(dep->id(), kIdC);
+  expect_rms_norm(*dep, 4.0);
+  EXPECT_EQ(k->dependency("org/einops").error().code, ErrorCode::Unsupported);
+  auto undeclared = k->dependency("org/other");
+  ASSERT_FALSE(undeclared);
+  EXPECT_EQ(undeclared.error().message,
+            "Dependency 'org/other' not found in kernel dependencies. Ensure the dependency is added to "
+            "`kernel-deps` in build.toml.");
+
+  // A cycle stops get_kernel before anything is downloaded or loaded.
+  auto cyclic = test::test_kernel_files(kIdA, "a");
+  auto& cmeta = cyclic["build/" + host_variant() + "/metadata.json"].content;
+  cmeta.replace(cmeta.find("\"python-depends\":[]"), 19,
+                R"("python-depends":[],"kernel-depends":[{"repo-id":"org/cycle","version":1}])");
+  hub_.commit("org/cycle", "v1", cyclic);
+  auto refused = get_kernel("org/cycle", options(1));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message, "Cyclic kernel dependency detected: org/cycle");
+}
+
 }  // namespace

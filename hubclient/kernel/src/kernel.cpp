@@ -120,22 +120,75 @@ Expected<Kernel> Kernel::load(hub::FetchedKernel fetched) {
   return Kernel(std::move(fetched));
 }
 
-Expected<Kernel> get_local_kernel(const fs::path& path, std::string_view backend) {
-  variants::HostInfo host = current_host();
-  if (!backend.empty()) {
-    KHUB_TRY(host, variants::with_backend(host, backend));
+Expected<Kernel> Kernel::load(hub::KernelTree tree) {
+  for (const auto& dep : tree.dependencies) {
+    if (!dep.kernel.loadable) {
+      tree.kernel.warnings.push_back(hub::python_only_warning(dep));
+      continue;
+    }
+    auto loaded = Kernel::load(dep.kernel);
+    if (!loaded)
+      return std::move(loaded).error().note("kernel dependency " + hub::describe(dep.dependency) + " of " +
+                                            dep.dependent + ", loaded before it");
   }
-  KHUB_TRY(auto fetched, hub::open_local_kernel(path, host, HashReuse::Unchanged));
-  return Kernel::load(std::move(fetched));
+  KHUB_TRY(auto kernel, Kernel::load(std::move(tree.kernel)));
+  kernel.dependencies_ = std::move(tree.dependencies);
+  return kernel;
+}
+
+Expected<Kernel> Kernel::dependency(std::string_view repo_id) const {
+  for (const auto& dep : dependencies_) {
+    if (dep.dependency.repo_id != repo_id) continue;
+    if (!dep.kernel.loadable)
+      return Error(ErrorCode::Unsupported,
+                   "kernel dependency " + hub::describe(dep.dependency) + " has only a Python-only build here (" +
+                       dep.kernel.variant + ")",
+                   "the Python `kernels` package loads it; khub loads native builds only");
+    return Kernel(dep.kernel);  // loaded before this kernel
+  }
+  return Error(ErrorCode::EntryNotFound,
+               "Dependency '" + std::string(repo_id) + "' not found in kernel dependencies. Ensure the dependency is "
+               "added to `kernel-deps` in build.toml.");
+}
+
+namespace {
+
+// A kernel on disk and its kernel-depends tree, whose nodes come from LOCAL_KERNELS, then the Hub
+// (the cache offline). `self` keys the top kernel for cycle checks: its repo id and version for a
+// LOCAL_KERNELS override, else (as kernels keys get_local_kernel's kernel) its path at version 0.
+Expected<Kernel> open_and_load(const fs::path& path, const GetKernelOptions& options, hub::KernelRequest self) {
+  variants::HostInfo host = current_host();
+  if (!options.backend.empty()) {
+    KHUB_TRY(host, variants::with_backend(host, options.backend));
+  }
+  hub::KernelTree tree;
+  KHUB_TRY(tree.kernel, hub::open_local_kernel(path, host, HashReuse::Unchanged));
+  if (!tree.kernel.metadata.kernel_depends.empty()) {
+    KHUB_TRY(auto opts, client_options(options));
+    auto client = hub::shared_client(opts);
+    KHUB_TRY(tree.dependencies, hub::locate_dependencies(*client, current_host(), self, tree.kernel));
+    KHUB_CHECK(hub::install_dependencies(*client, tree.dependencies, self));
+  }
+  return Kernel::load(std::move(tree));
+}
+
+}  // namespace
+
+Expected<Kernel> get_local_kernel(const fs::path& path, std::string_view backend) {
+  GetKernelOptions options;
+  options.backend = std::string(backend);
+  hub::KernelRequest self = request_for(path.string(), options);
+  self.options.version = 0;
+  return open_and_load(path, options, std::move(self));
 }
 
 Expected<Kernel> get_kernel(std::string_view repo_id, const GetKernelOptions& options) {
   KHUB_TRY(auto opts, client_options(options));
   for (const auto& [id, path] : opts.local_kernels)
-    if (id == repo_id) return get_local_kernel(path, options.backend);
+    if (id == repo_id) return open_and_load(path, options, request_for(repo_id, options));
   auto client = hub::shared_client(opts);
-  KHUB_TRY(auto fetched, hub::fetch_kernel(*client, current_host(), request_for(repo_id, options)));
-  return Kernel::load(std::move(fetched));
+  KHUB_TRY(auto tree, hub::fetch_kernel_tree(*client, current_host(), request_for(repo_id, options)));
+  return Kernel::load(std::move(tree));
 }
 
 Expected<bool> has_kernel(std::string_view repo_id, const GetKernelOptions& options) {
@@ -160,7 +213,8 @@ Expected<Kernel> load_kernel(const fs::path& lockfile, std::string_view repo_id,
   auto client = hub::shared_client(opts);
   hub::KernelRequest request = request_for(repo_id, pinned);
   request.follow_redirect = false;  // the locked commit of this repo, not where it points now
-  KHUB_TRY(auto fetched, hub::fetch_kernel(*client, current_host(), request));
+  KHUB_TRY(auto tree, hub::fetch_kernel_tree(*client, current_host(), request, &lock));
+  const hub::FetchedKernel& fetched = tree.kernel;
   if (lock.format == protocol::LockFormat::Legacy) {
     for (const auto& entry : lock.legacy) {
       if (entry.repo_id != repo_id) continue;
@@ -177,7 +231,7 @@ Expected<Kernel> load_kernel(const fs::path& lockfile, std::string_view repo_id,
       break;
     }
   }
-  return Kernel::load(std::move(fetched));
+  return Kernel::load(std::move(tree));
 }
 
 }  // namespace khub

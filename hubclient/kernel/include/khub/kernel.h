@@ -19,6 +19,7 @@
 
 #include "khub/base/error.h"
 #include "khub/hub/kernel_fetch.h"
+#include "khub/hub/kernel_tree.h"
 #include "khub/protocol/metadata.h"
 
 namespace khub {
@@ -101,19 +102,32 @@ class Kernel {
   /// The op `<id>::<name>`; EntryNotFound listing the available ops when absent.
   [[nodiscard]] Expected<Op> op(std::string_view name) const;
 
-  /// Loads an already fetched variant (fetch_kernel / open_local_kernel result).
+  /// Its kernel-depends tree, in load order (each after its own dependencies), each downloaded and
+  /// verified. The natively loadable ones were loaded before this kernel; a Python-only one
+  /// (`kernel.loadable` false) was not, and a warning names it.
+  [[nodiscard]] const std::vector<hub::ResolvedDependency>& dependencies() const noexcept { return dependencies_; }
+  /// The loaded dependency `repo_id` (as kernels' get_kernel_dep names it). EntryNotFound when this
+  /// kernel does not depend on it; Unsupported when it only has a Python-only build here.
+  [[nodiscard]] Expected<Kernel> dependency(std::string_view repo_id) const;
+
+  /// Loads an already fetched variant (fetch_kernel / open_local_kernel result), without dependencies.
   [[nodiscard]] static Expected<Kernel> load(hub::FetchedKernel fetched);
+  /// Loads a fetched tree: the natively loadable dependencies first, in load order, then the kernel.
+  [[nodiscard]] static Expected<Kernel> load(hub::KernelTree tree);
 
  private:
   explicit Kernel(hub::FetchedKernel fetched) : fetched_(std::move(fetched)) {}
   hub::FetchedKernel fetched_;
+  std::vector<hub::ResolvedDependency> dependencies_;
 };
 
 /// LOCAL_KERNELS override → trusted-publisher check → version/revision → commit → redirect →
-/// variant → metadata and arch checks → download of that variant → verification → dlopen → ops.
+/// variant → metadata and arch checks → the same for every kernel of its kernel-depends tree →
+/// download of each chosen variant → verification → dlopen, dependencies first → ops.
 [[nodiscard]] Expected<Kernel> get_kernel(std::string_view repo_id, const GetKernelOptions& options = {});
 
-/// A kernel from disk: repo root, its build/, or a variant directory.
+/// A kernel from disk: repo root, its build/, or a variant directory. Its kernel-depends come from
+/// LOCAL_KERNELS or the Hub (the cache when offline), as kernels' get_local_kernel fetches them.
 [[nodiscard]] Expected<Kernel> get_local_kernel(const std::filesystem::path& path, std::string_view backend = {});
 
 /// Whether the repo has a variant this host can load at that version/revision (no download, no
@@ -121,7 +135,8 @@ class Kernel {
 [[nodiscard]] Expected<bool> has_kernel(std::string_view repo_id, const GetKernelOptions& options = {});
 
 /// Loads `repo_id` at the commit `lockfile` (kernels.lock, either format) pins, checking the
-/// variant's git_lfs_concat hash when the lock records one.
+/// variant's git_lfs_concat hash when the lock records one; each kernel of its kernel-depends tree
+/// at the commit the lock pins for it (`khub lock` locks them all).
 [[nodiscard]] Expected<Kernel> load_kernel(const std::filesystem::path& lockfile, std::string_view repo_id,
                                            const GetKernelOptions& options = {});
 
