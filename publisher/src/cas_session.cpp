@@ -85,13 +85,11 @@ Expected<std::string> CasSession::fetch(const xet::FetchInfo& where) {
   return std::move(r.body);
 }
 
-Expected<bool> CasSession::upload_xorb(const xet::Hash& xorb, std::string& records) {
+Expected<bool> CasSession::upload_xorb(const xet::Hash& xorb, std::span<const std::byte> records) {
   auto req = cas_request("POST", "/v1/xorbs/default/" + xorb.str());
   req.headers.emplace_back("Content-Type", "application/octet-stream");
-  req.body = std::move(records);
-  auto sent = send(req);
-  records = std::move(req.body);
-  KHUB_TRY(auto r, std::move(sent));
+  req.borrowed_body = records;
+  KHUB_TRY(auto r, send(req));
   if (!r.ok()) return cas_error(req, r);
   // Any 2xx stored it; `was_inserted: false` says it was there already (not an error).
   const auto answer = json_fields::parse_untrusted(r.body, 2);

@@ -36,8 +36,8 @@ class CasSession {
   [[nodiscard]] Expected<std::string> fetch(const xet::FetchInfo& where);
   /// POST /v1/xorbs/default/{xorb} with its serialized records; true when the CAS stored it,
   /// false when it had it already.
-  /// `records` is sent as it is, not copied, and given back afterwards (its buffer can be reused).
-  [[nodiscard]] Expected<bool> upload_xorb(const xet::Hash& xorb, std::string& records);
+  /// `records` is sent as it lies, not copied.
+  [[nodiscard]] Expected<bool> upload_xorb(const xet::Hash& xorb, std::span<const std::byte> records);
   /// POST /v1/shards, after every xorb it names is stored.
   [[nodiscard]] Status upload_shard(const std::string& shard);
 

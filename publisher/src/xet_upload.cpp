@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -42,6 +44,11 @@ Status parallel_for(std::size_t count, std::size_t threads, const std::function<
   return {};
 }
 
+Error changed_while_pushed(const LocalFile& file) {
+  return Error(ErrorCode::Integrity, file.source.string() + " changed while it was being pushed",
+               "push again once the build is finished");
+}
+
 // The first pass over every file. The plan hashed each file before; a file whose bytes changed
 // since would be committed under the wrong oid. While the process remembers that sha256 for the
 // file as it is (HashReuse::Unchanged: same inode, size, mtime and ctime) before and after the
@@ -57,10 +64,7 @@ Expected<std::vector<xet::ScannedFile>> scan_all(const std::vector<const LocalFi
       const auto after = remembered_hash(source, HashAlgorithm::Sha256);
       if (after && *after == *before) scans[i].sha256_hex = files[i]->sha256;
     }
-    if (scans[i].sha256_hex != files[i]->sha256) {
-      return Error(ErrorCode::Integrity, files[i]->source.string() + " changed while it was being pushed",
-                   "push again once the build is finished");
-    }
+    if (scans[i].sha256_hex != files[i]->sha256) return changed_while_pushed(*files[i]);
     return {};
   }));
   return scans;
@@ -92,6 +96,99 @@ Status learn_from_global_dedup(CasSession& cas, const std::vector<xet::ScannedFi
     }
     return {};
   });
+}
+
+// Global-dedup questions for files that stream: asked in the background while the file is packed;
+// each answer reaches the planner between two chunks and serves the chunks after it (hf_xet does
+// the same: a question never holds the upload up).
+class DedupAsker {
+ public:
+  explicit DedupAsker(CasSession& cas) : cas_(cas) {}
+  ~DedupAsker() {
+    {
+      std::lock_guard lock(mutex_);
+      closing_ = true;
+    }
+    changed_.notify_all();
+    if (worker_.joinable()) worker_.join();
+  }
+  DedupAsker(const DedupAsker&) = delete;
+  DedupAsker& operator=(const DedupAsker&) = delete;
+
+  // Asks once per chunk hash.
+  void ask(const xet::Hash& chunk) {
+    std::lock_guard lock(mutex_);
+    if (!asked_.insert(chunk).second) return;
+    questions_.push_back(chunk);
+    if (!worker_.joinable()) worker_ = std::thread([this] { work(); });
+    changed_.notify_all();
+  }
+
+  // Moves the answers received so far into `known`; the first failure of a question.
+  Status drain(xet::KnownChunks& known) {
+    if (!news_.load(std::memory_order_acquire)) return {};
+    std::lock_guard lock(mutex_);
+    news_ = false;
+    for (auto& answer : answers_) known.add_shard(answer, unix_now());
+    answers_.clear();
+    if (failure_) return *failure_;
+    return {};
+  }
+
+ private:
+  void work() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      changed_.wait(lock, [&] { return closing_ || !questions_.empty(); });
+      if (closing_ || failure_) return;
+      const xet::Hash chunk = questions_.front();
+      questions_.pop_front();
+      lock.unlock();
+      auto answer = cas_.find_chunk(chunk);
+      lock.lock();
+      if (!answer) {
+        failure_ = std::move(answer).error();
+        news_ = true;
+      } else if (*answer) {
+        answers_.push_back(std::move(**answer));
+        news_ = true;
+      }
+    }
+  }
+
+  CasSession& cas_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::set<xet::Hash> asked_;
+  std::deque<xet::Hash> questions_;
+  std::vector<xet::Shard> answers_;
+  std::optional<Error> failure_;
+  std::atomic<bool> news_{false};
+  bool closing_ = false;
+  std::thread worker_;
+};
+
+// Packs a file while it is read, once: each chunk goes to the planner as the scan finds it. The
+// sha256 is computed on the way unless the process remembers it for the file as it is.
+Expected<xet::FilePlan> stream_file(const LocalFile& file, xet::UploadPlanner& planner, DedupAsker& asker,
+                                    xet::KnownChunks& known) {
+  const auto before = remembered_hash(file.source, HashAlgorithm::Sha256);
+  const bool sha_known = before && to_hex(*before) == file.sha256;
+  KHUB_CHECK(planner.begin_file());
+  std::size_t index = 0;
+  KHUB_TRY(auto scan, xet::scan_file(file.source, !sha_known,
+                                     [&](const xet::HashedSize& chunk, std::span<const std::byte> bytes) -> Status {
+                                       if (xet::is_dedup_candidate(chunk.hash, index++) && !known.find(chunk.hash))
+                                         asker.ask(chunk.hash);
+                                       KHUB_CHECK(asker.drain(known));
+                                       return planner.add_chunk(chunk, bytes);
+                                     }));
+  if (sha_known) {
+    const auto after = remembered_hash(file.source, HashAlgorithm::Sha256);
+    if (after && *after == *before) scan.sha256_hex = file.sha256;
+  }
+  if (scan.sha256_hex != file.sha256) return changed_while_pushed(file);
+  return planner.end_file(scan.file_hash, scan.sha256_hex);
 }
 
 // How much of a replaced file is read first, to see whether the new version shares any of it.
@@ -182,24 +279,32 @@ Expected<XetUploadResult> upload_with_xet(CasSession& cas, const std::vector<con
                                           const std::map<std::string, RemoteFile>& replaced,
                                           const XetUploadOptions& options) {
   XetUploadResult result;
-  KHUB_TRY(auto scans, scan_all(files, options.parallel));
+  // A file that replaces a Xet-stored version is scanned first: its chunks decide which of the old
+  // version's records are worth reading back. Every other file is packed as it is read.
+  std::vector<const LocalFile*> rescanned, streamed;
+  for (const auto* f : files) (replaced.contains(f->repo_path) ? rescanned : streamed).push_back(f);
+  KHUB_TRY(auto scans, scan_all(rescanned, options.parallel));
   xet::KnownChunks known;
   KHUB_CHECK(learn_from_global_dedup(cas, scans, known, options.parallel));
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    if (auto it = replaced.find(files[i]->repo_path); it != replaced.end()) {
-      KHUB_TRY(auto fetched, learn_from_replaced(cas, it->second, scans[i], known));
-      result.bytes_fetched += fetched;
-    }
+  for (std::size_t i = 0; i < rescanned.size(); ++i) {
+    KHUB_TRY(auto fetched, learn_from_replaced(cas, replaced.at(rescanned[i]->repo_path), scans[i], known));
+    result.bytes_fetched += fetched;
   }
 
   XorbSender sender(cas, options.parallel);
   xet::UploadPlanner planner(known, [&](xet::NewXorb x) { return sender.submit(std::move(x)); }, {},
                             [&] { return sender.spare_records(); });
   std::uint64_t total = 0;
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    KHUB_TRY(auto plan, planner.add_file(scans[i], files[i]->source));
+  for (std::size_t i = 0; i < rescanned.size(); ++i) {
+    KHUB_TRY(auto plan, planner.add_file(scans[i], rescanned[i]->source));
     result.bytes_deduplicated += plan.deduplicated_bytes;
     total += scans[i].size;
+  }
+  DedupAsker asker(cas);
+  for (const auto* f : streamed) {
+    KHUB_TRY(auto plan, stream_file(*f, planner, asker, known));
+    result.bytes_deduplicated += plan.deduplicated_bytes;
+    total += plan.new_bytes + plan.deduplicated_bytes;
   }
   auto shard = planner.finish();
   const Status stored = sender.finish();  // every xorb first: the shard may only name stored ones

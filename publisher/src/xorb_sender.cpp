@@ -34,25 +34,15 @@ void XorbSender::work() {
     xet::NewXorb xorb = std::move(queue_.front());
     queue_.pop_front();
     ++busy_;
-    // The request body is a string: the records are copied into one that an earlier xorb left
-    // (its pages already touched), and their own buffer goes back to the planner.
-    std::string body;
-    if (!spare_bodies_.empty()) {
-      body = std::move(spare_bodies_.back());
-      spare_bodies_.pop_back();
-    }
     changed_.notify_all();
     lock.unlock();
-    body.assign(reinterpret_cast<const char*>(xorb.records.data()), xorb.records.size());
+    // The records are the request body as they lie; once sent, their buffer goes back to the
+    // planner for a later xorb (its pages already touched).
+    const std::size_t size = xorb.records.size();
+    auto stored = cas_.upload_xorb(xorb.hash, xorb.records);
     xorb.records.clear();
     lock.lock();
-    if (spare_records_.empty()) spare_records_.push_back(std::move(xorb.records));
-    lock.unlock();
-    std::vector<std::byte>().swap(xorb.records);
-    const std::size_t size = body.size();
-    auto stored = cas_.upload_xorb(xorb.hash, body);
-    lock.lock();
-    if (spare_bodies_.size() < parallel_) spare_bodies_.push_back(std::move(body));
+    if (spare_records_.size() < parallel_) spare_records_.push_back(std::move(xorb.records));
     --busy_;
     if (!stored) {
       if (!failure_) failure_ = std::move(stored).error();

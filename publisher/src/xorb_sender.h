@@ -1,7 +1,7 @@
 #pragma once
 // Sends new xorbs to the CAS while the planner goes on packing: a few uploads at once, and at most
-// one more xorb waiting, so memory stays near (parallel + 3) x 64 MiB however large the push (the
-// buffers of sent xorbs are reused, for the records of the next ones and for request bodies).
+// one more xorb waiting, so memory stays near (parallel + 2) x 64 MiB however large the push (a
+// xorb's records are sent as they lie, and their buffer is reused for a later xorb's).
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -44,8 +44,7 @@ class XorbSender {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<xet::NewXorb> queue_;
-  std::vector<std::vector<std::byte>> spare_records_;  // at most one
-  std::vector<std::string> spare_bodies_;              // request bodies, at most `parallel`
+  std::vector<std::vector<std::byte>> spare_records_;  // at most `parallel`
   std::size_t busy_ = 0;
   bool closing_ = false;
   std::optional<Error> failure_;

@@ -26,9 +26,9 @@ class CountingTransport : public http::Transport {
     {
       std::lock_guard lock(mutex_);
       ++requests;
-      if (r.method == "PUT") put_bytes += r.file ? r.file->length : r.body.size();
+      if (r.method == "PUT") put_bytes += r.file ? r.file->length : r.body_bytes().size();
       if (r.method == "PUT" && r.file) ++puts;
-      if (r.method == "POST" && r.url.find("/v1/xorbs/") != std::string::npos) xorb_bytes += r.body.size();
+      if (r.method == "POST" && r.url.find("/v1/xorbs/") != std::string::npos) xorb_bytes += r.body_bytes().size();
       log.push_back(r.method + " " + r.url.substr(0, r.url.find('?')));
       std::string auth;
       for (const auto& [k, v] : r.headers)

@@ -290,5 +290,69 @@ TEST(XetUpload, ASinkErrorStopsThePlan) {
   EXPECT_EQ(p.error().message, "xorb upload failed");
 }
 
+// Packing chunks as scan_file finds them (one read) gives the xorbs and shard of scanning first
+// and packing afterwards, with xorbs cut and content repeated inside and across files.
+TEST(XetUpload, PackingWhileScanningEqualsScanningFirst) {
+  auto first = lcg_bytes(12u << 20, 8);
+  std::copy_n(first.begin(), 3u << 20, first.begin() + (6u << 20));  // repeated inside the file
+  auto second = lcg_bytes(2u << 20, 9);
+  std::copy_n(first.begin() + (1u << 20), 1u << 20, second.begin());  // and across files
+  const PackOptions cut{CompressionPolicy::Auto, 5u << 20, kMaxXorbChunks};
+  const Uploaded expected = plan({first, second}, {}, cut);
+
+  const auto dir = std::filesystem::path(::testing::TempDir());
+  std::map<Hash, NewXorb> xorbs;
+  KnownChunks known;
+  UploadPlanner planner(known, [&](NewXorb x) -> Status {
+    xorbs[x.hash] = std::move(x);
+    return {};
+  }, cut);
+  int n = 0;
+  for (const auto* data : {&first, &second}) {
+    const auto path = dir / ("khub_xet_stream_" + std::to_string(n++) + ".bin");
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(data->data()), static_cast<std::streamsize>(data->size()));
+    ASSERT_TRUE(planner.begin_file());
+    auto scanned = scan_file(path, true, [&](const HashedSize& c, std::span<const std::byte> b) {
+      return planner.add_chunk(c, b);
+    });
+    ASSERT_TRUE(scanned) << scanned.error().message;
+    ASSERT_TRUE(planner.end_file(scanned->file_hash, scanned->sha256_hex));
+    std::filesystem::remove(path);
+  }
+  auto shard = planner.finish();
+  ASSERT_TRUE(shard) << shard.error().message;
+  EXPECT_GT(expected.xorbs.size(), 2u);
+  ASSERT_EQ(xorbs.size(), expected.xorbs.size());
+  for (const auto& [hash, x] : expected.xorbs) {
+    ASSERT_TRUE(xorbs.contains(hash)) << hash.str();
+    EXPECT_EQ(xorbs[hash].records, x.records);
+  }
+  EXPECT_EQ(write_shard(*shard), write_shard(expected.shard));
+}
+
+TEST(XetUpload, AStreamingPlanRefusesMisuseAndStopsAtASinkError) {
+  KnownChunks known;
+  UploadPlanner planner(known, [](NewXorb) -> Status { return Error(ErrorCode::Network, "xorb upload failed"); },
+                        {CompressionPolicy::None, kMaxXorbBytes, 2});
+  const auto data = lcg_bytes(1 << 20, 10);
+  const auto scanned = scan_bytes(data);
+  EXPECT_EQ(planner.add_chunk(scanned.chunks[0], std::span(data).first(scanned.chunks[0].size)).error().code,
+            ErrorCode::InvalidArgument);  // outside a file
+  ASSERT_TRUE(planner.begin_file());
+  EXPECT_FALSE(planner.begin_file());
+  EXPECT_EQ(planner.add_chunk(scanned.chunks[0], std::span(data).first(10)).error().code, ErrorCode::InvalidArgument);
+  Status last;
+  std::size_t offset = 0;
+  for (const auto& c : scanned.chunks) {
+    last = planner.add_chunk(c, std::span(data).subspan(offset, c.size));
+    offset += c.size;
+    if (!last) break;
+  }
+  ASSERT_FALSE(last);  // the third chunk seals the first xorb, which the sink refuses
+  EXPECT_EQ(last.error().message, "xorb upload failed");
+  EXPECT_EQ(planner.finish().error().code, ErrorCode::InvalidArgument);  // a file is still open
+}
+
 }  // namespace
 }  // namespace khub::xet

@@ -15,10 +15,10 @@ constexpr std::size_t kBlock = std::size_t{8} << 20;
 
 class Scanner {
  public:
-  explicit Scanner(bool sha256) : sha256_(sha256), sha_(HashAlgorithm::Sha256) {}
+  Scanner(bool sha256, const ChunkSink& sink) : sha256_(sha256), sha_(HashAlgorithm::Sha256), sink_(sink) {}
 
   // The file's next bytes: whole chunks are hashed in place, the unfinished one is kept.
-  void feed(std::span<const std::byte> data) {
+  Status feed(std::span<const std::byte> data) {
     if (sha256_) sha_.update(data);
     out_.size += data.size();
     std::size_t start = 0;  // of the current chunk in `data` (it may have begun in `tail_`)
@@ -27,17 +27,18 @@ class Scanner {
       const auto cut = chunker_.next_boundary(data.subspan(at));
       if (!cut) break;
       at += *cut;
-      emit(data.subspan(start, at - start));
+      KHUB_CHECK(emit(data.subspan(start, at - start)));
       start = at;
     }
     append_to_tail(data.subspan(start));
+    return {};
   }
 
-  ScannedFile finish() {
+  Expected<ScannedFile> finish() {
     if (!tail_.empty()) {
       const auto last = std::move(tail_);
       tail_.clear();
-      out_.chunks.push_back({chunk_hash(last), last.size()});
+      KHUB_CHECK(chunk_found(last));
     }
     if (sha256_) out_.sha256_hex = to_hex(sha_.finish());
     out_.file_hash = file_hash(out_.chunks);
@@ -46,14 +47,17 @@ class Scanner {
 
  private:
   // A chunk ends in `piece`; its start may be in the tail kept from the previous block.
-  void emit(std::span<const std::byte> piece) {
-    if (tail_.empty()) {
-      out_.chunks.push_back({chunk_hash(piece), piece.size()});
-      return;
-    }
+  Status emit(std::span<const std::byte> piece) {
+    if (tail_.empty()) return chunk_found(piece);
     append_to_tail(piece);
-    out_.chunks.push_back({chunk_hash(tail_), tail_.size()});
+    KHUB_CHECK(chunk_found(tail_));
     tail_.clear();
+    return {};
+  }
+
+  Status chunk_found(std::span<const std::byte> bytes) {
+    out_.chunks.push_back({chunk_hash(bytes), bytes.size()});
+    return sink_ ? sink_(out_.chunks.back(), bytes) : Status{};
   }
 
   // resize + memcpy rather than vector::insert: gcc 13 warns (-Wstringop-overflow) on the inlined
@@ -68,21 +72,22 @@ class Scanner {
   Chunker chunker_;
   bool sha256_;
   Hasher sha_;
+  const ChunkSink& sink_;
   std::vector<std::byte> tail_;  // bytes of the unfinished chunk (at most 128 KiB)
   ScannedFile out_;
 };
 
 }  // namespace
 
-Expected<ScannedFile> scan_file(const std::filesystem::path& path, bool sha256) {
+Expected<ScannedFile> scan_file(const std::filesystem::path& path, bool sha256, const ChunkSink& sink) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error(ErrorCode::Io, "cannot read " + path.string());
-  Scanner scanner(sha256);
+  Scanner scanner(sha256, sink);
   std::vector<std::byte> block(kBlock);
   for (;;) {
     in.read(reinterpret_cast<char*>(block.data()), static_cast<std::streamsize>(block.size()));
     const auto got = static_cast<std::size_t>(in.gcount());
-    if (got > 0) scanner.feed(std::span(block).first(got));
+    if (got > 0) KHUB_CHECK(scanner.feed(std::span(block).first(got)));
     if (!in) break;
   }
   if (in.bad()) return Error(ErrorCode::Io, "cannot read " + path.string());
@@ -90,9 +95,10 @@ Expected<ScannedFile> scan_file(const std::filesystem::path& path, bool sha256) 
 }
 
 ScannedFile scan_bytes(std::span<const std::byte> data) {
-  Scanner scanner(true);
-  scanner.feed(data);
-  return scanner.finish();
+  const ChunkSink none;
+  Scanner scanner(true, none);
+  (void)scanner.feed(data);  // without a sink nothing fails
+  return *scanner.finish();
 }
 
 bool is_dedup_candidate(const Hash& chunk, std::size_t index_in_file) {

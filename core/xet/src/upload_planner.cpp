@@ -40,61 +40,88 @@ Expected<FilePlan> UploadPlanner::add_bytes(const ScannedFile& file, std::span<c
 }
 
 Expected<FilePlan> UploadPlanner::add(const ScannedFile& file, const ReadAt& read) {
-  if (finished_) return Error(ErrorCode::InvalidArgument, "upload planner: add after finish");
-  FilePlan plan;
-  PendingFile pending{file.file_hash, file.sha256_hex, {}};
-  std::vector<Hash> term_chunks;  // chunk hashes of the term being built, for its verification hash
-  auto close_term = [&] {
-    if (!term_chunks.empty()) pending.terms.back().verification = verification_hash(term_chunks);
-    term_chunks.clear();
-  };
-  auto extend = [&](const XorbRef& xorb, std::uint32_t index, const HashedSize& chunk) {
-    if (pending.terms.empty() || !(pending.terms.back().xorb == xorb) || pending.terms.back().chunk_end != index) {
-      close_term();
-      pending.terms.push_back({xorb, index, index, 0, {}});
-    }
-    auto& term = pending.terms.back();
-    term.chunk_end = index + 1;
-    term.unpacked_bytes += static_cast<std::uint32_t>(chunk.size);
-    term_chunks.push_back(chunk.hash);
-  };
-
+  KHUB_CHECK(begin_file());
   std::vector<std::byte> bytes;
   std::uint64_t offset = 0;
-  for (std::size_t i = 0; i < file.chunks.size(); offset += file.chunks[i].size, ++i) {
-    const HashedSize& chunk = file.chunks[i];
-    if (auto where = known_.find(chunk.hash)) {
-      extend({false, 0, where->xorb}, where->index, chunk);
-      plan.deduplicated_bytes += chunk.size;
-      continue;
-    }
-    if (auto it = packed_.find(chunk.hash); it != packed_.end()) {
-      const auto [slot, index] = it->second;
-      extend(slot < sealed_.size() ? XorbRef{false, 0, sealed_[slot]} : XorbRef{true, slot, {}}, index, chunk);
-      plan.deduplicated_bytes += chunk.size;
-      continue;
-    }
-    bytes.resize(chunk.size);
-    KHUB_CHECK(read(offset, bytes));
-    if (chunk_hash(bytes) != chunk.hash) {
-      return Error(ErrorCode::Integrity, "a file changed while it was being uploaded (chunk at byte " +
-                                             std::to_string(offset) + " differs from its first read)");
-    }
-    const bool fits = writer_.chunks().size() < options_.max_xorb_chunks &&
-                      writer_.unpacked_size() + chunk.size <= options_.max_xorb_bytes && writer_.fits(chunk.size);
-    if (!writer_.empty() && !fits) KHUB_CHECK(seal());
-    const auto index = static_cast<std::uint32_t>(writer_.chunks().size());
-    writer_chunks_.push_back({chunk.hash, static_cast<std::uint32_t>(writer_.unpacked_size()),
-                              static_cast<std::uint32_t>(chunk.size),
-                              is_dedup_candidate(chunk.hash, i) ? 0x80000000u : 0u});
-    writer_.add(bytes, chunk.hash);
-    packed_[chunk.hash] = {slot_, index};
-    extend({true, slot_, {}}, index, chunk);
-    plan.new_bytes += chunk.size;
+  for (const HashedSize& chunk : file.chunks) {
+    KHUB_CHECK(place(chunk, [&]() -> Expected<std::span<const std::byte>> {
+      bytes.resize(chunk.size);
+      KHUB_CHECK(read(offset, bytes));
+      if (chunk_hash(bytes) != chunk.hash) {
+        return Error(ErrorCode::Integrity, "a file changed while it was being uploaded (chunk at byte " +
+                                               std::to_string(offset) + " differs from its first read)");
+      }
+      return std::span<const std::byte>(bytes);
+    }));
+    offset += chunk.size;
   }
+  return end_file(file.file_hash, file.sha256_hex);
+}
+
+Status UploadPlanner::begin_file() {
+  if (finished_) return Error(ErrorCode::InvalidArgument, "upload planner: add after finish");
+  if (open_) return Error(ErrorCode::InvalidArgument, "upload planner: a file is open already");
+  open_.emplace();
+  return {};
+}
+
+Status UploadPlanner::add_chunk(const HashedSize& chunk, std::span<const std::byte> bytes) {
+  if (!open_) return Error(ErrorCode::InvalidArgument, "upload planner: add_chunk outside a file");
+  if (bytes.size() != chunk.size) return Error(ErrorCode::InvalidArgument, "upload planner: chunk size mismatch");
+  return place(chunk, [&]() -> Expected<std::span<const std::byte>> { return bytes; });
+}
+
+Expected<FilePlan> UploadPlanner::end_file(const Hash& file_hash, std::string sha256_hex) {
+  if (!open_) return Error(ErrorCode::InvalidArgument, "upload planner: end_file without begin_file");
   close_term();
-  files_.push_back(std::move(pending));
-  return plan;
+  OpenFile done = std::move(*open_);
+  open_.reset();
+  files_.push_back({file_hash, std::move(sha256_hex), std::move(done.terms)});
+  return done.plan;
+}
+
+void UploadPlanner::close_term() {
+  if (!open_->term_chunks.empty()) open_->terms.back().verification = verification_hash(open_->term_chunks);
+  open_->term_chunks.clear();
+}
+
+void UploadPlanner::extend(const XorbRef& xorb, std::uint32_t index, const HashedSize& chunk) {
+  auto& terms = open_->terms;
+  if (terms.empty() || !(terms.back().xorb == xorb) || terms.back().chunk_end != index) {
+    close_term();
+    terms.push_back({xorb, index, index, 0, {}});
+  }
+  terms.back().chunk_end = index + 1;
+  terms.back().unpacked_bytes += static_cast<std::uint32_t>(chunk.size);
+  open_->term_chunks.push_back(chunk.hash);
+}
+
+Status UploadPlanner::place(const HashedSize& chunk, const BytesOf& bytes_of) {
+  const std::size_t index_in_file = open_->chunks++;
+  if (auto where = known_.find(chunk.hash)) {
+    extend({false, 0, where->xorb}, where->index, chunk);
+    open_->plan.deduplicated_bytes += chunk.size;
+    return {};
+  }
+  if (auto it = packed_.find(chunk.hash); it != packed_.end()) {
+    const auto [slot, index] = it->second;
+    extend(slot < sealed_.size() ? XorbRef{false, 0, sealed_[slot]} : XorbRef{true, slot, {}}, index, chunk);
+    open_->plan.deduplicated_bytes += chunk.size;
+    return {};
+  }
+  KHUB_TRY(const auto bytes, bytes_of());
+  const bool fits = writer_.chunks().size() < options_.max_xorb_chunks &&
+                    writer_.unpacked_size() + chunk.size <= options_.max_xorb_bytes && writer_.fits(chunk.size);
+  if (!writer_.empty() && !fits) KHUB_CHECK(seal());
+  const auto index = static_cast<std::uint32_t>(writer_.chunks().size());
+  writer_chunks_.push_back({chunk.hash, static_cast<std::uint32_t>(writer_.unpacked_size()),
+                            static_cast<std::uint32_t>(chunk.size),
+                            is_dedup_candidate(chunk.hash, index_in_file) ? 0x80000000u : 0u});
+  writer_.add(bytes, chunk.hash);
+  packed_[chunk.hash] = {slot_, index};
+  extend({true, slot_, {}}, index, chunk);
+  open_->plan.new_bytes += chunk.size;
+  return {};
 }
 
 Status UploadPlanner::seal() {
@@ -115,6 +142,7 @@ Status UploadPlanner::seal() {
 
 Expected<Shard> UploadPlanner::finish() {
   if (finished_) return Error(ErrorCode::InvalidArgument, "upload planner: finish called twice");
+  if (open_) return Error(ErrorCode::InvalidArgument, "upload planner: finish with a file still open");
   KHUB_CHECK(seal());
   finished_ = true;
   Shard shard;

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -39,6 +40,8 @@ struct Request {
   std::string url;
   Headers headers;
   std::string body;                 // sent when `file` is empty and the method is not GET/HEAD
+  std::span<const std::byte> borrowed_body;  // sent instead of `body` when not empty, never copied:
+                                             // the caller keeps the bytes alive (64 MiB xorbs)
   std::optional<FileSlice> file;    // streamed body (LFS and Xet PUTs)
   std::chrono::milliseconds timeout{10000};     // connect timeout, and the longest stall of a body
   std::chrono::milliseconds total_timeout{0};   // cap on the whole exchange; 0: none (a collected,
@@ -48,6 +51,10 @@ struct Request {
   // final status and headers (on_start), then per chunk; returning false aborts (Cancelled).
   std::function<bool(const Response&)> on_start;
   std::function<bool(std::string_view)> on_body;
+  /// The body as sent: `borrowed_body`, or else `body`.
+  [[nodiscard]] std::span<const std::byte> body_bytes() const {
+    return borrowed_body.empty() ? std::as_bytes(std::span(body)) : borrowed_body;
+  }
 };
 
 }  // namespace khub::http

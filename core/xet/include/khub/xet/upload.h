@@ -31,9 +31,14 @@ struct ScannedFile {
   std::vector<HashedSize> chunks;  // in file order
 };
 
+/// Sees each chunk as the scan finds it (its bytes valid only during the call); an error it
+/// returns stops the scan.
+using ChunkSink = std::function<Status(const HashedSize& chunk, std::span<const std::byte> bytes)>;
+
 /// Chunks, hashes and sha256 in one streaming read. Io when the file cannot be read. Without
 /// `sha256` the sha256 is not computed (sha256_hex stays empty): for a caller that knows it.
-[[nodiscard]] Expected<ScannedFile> scan_file(const std::filesystem::path& path, bool sha256 = true);
+[[nodiscard]] Expected<ScannedFile> scan_file(const std::filesystem::path& path, bool sha256 = true,
+                                              const ChunkSink& sink = {});
 [[nodiscard]] ScannedFile scan_bytes(std::span<const std::byte> data);
 
 /// Whether hf_xet would make this chunk a global-dedup candidate: a file's first chunk, or one whose
@@ -100,6 +105,13 @@ class UploadPlanner {
   [[nodiscard]] Expected<FilePlan> add_file(const ScannedFile& file, const std::filesystem::path& path);
   [[nodiscard]] Expected<FilePlan> add_bytes(const ScannedFile& file, std::span<const std::byte> data);
 
+  /// A file added while it is scanned (one read of its bytes): begin_file(), then add_chunk() for
+  /// each chunk in file order as scan_file's sink sees it, then end_file() with the scan's result.
+  /// One file at a time.
+  [[nodiscard]] Status begin_file();
+  [[nodiscard]] Status add_chunk(const HashedSize& chunk, std::span<const std::byte> bytes);
+  [[nodiscard]] Expected<FilePlan> end_file(const Hash& file_hash, std::string sha256_hex);
+
   /// Seals the last xorb and returns the shard: every file added (once per file hash; terms with
   /// verification hashes; the sha256) and the chunks of every new xorb. Call once, at the end.
   [[nodiscard]] Expected<Shard> finish();
@@ -124,9 +136,21 @@ class UploadPlanner {
     std::string sha256_hex;
     std::vector<PendingTerm> terms;
   };
+  // The file being added.
+  struct OpenFile {
+    std::vector<PendingTerm> terms;
+    std::vector<Hash> term_chunks;  // chunk hashes of the last term, for its verification hash
+    std::size_t chunks = 0;         // chunks placed so far
+    FilePlan plan;
+  };
   using ReadAt = std::function<Status(std::uint64_t offset, std::span<std::byte> out)>;
+  // The bytes of the chunk being placed: asked for only when it must be packed.
+  using BytesOf = std::function<Expected<std::span<const std::byte>>()>;
 
   Expected<FilePlan> add(const ScannedFile& file, const ReadAt& read);
+  Status place(const HashedSize& chunk, const BytesOf& bytes_of);
+  void extend(const XorbRef& xorb, std::uint32_t index, const HashedSize& chunk);
+  void close_term();
   Status seal();
 
   XorbWriter fresh_writer();
@@ -141,6 +165,7 @@ class UploadPlanner {
   std::vector<Hash> sealed_;                  // hash of each sealed slot
   std::map<Hash, std::pair<std::size_t, std::uint32_t>> packed_;  // chunk → (slot, index) of this upload
   std::vector<PendingFile> files_;
+  std::optional<OpenFile> open_;
   std::vector<XorbInfo> new_xorbs_;
   bool finished_ = false;
 };
