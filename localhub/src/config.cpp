@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <fstream>
 #include <sstream>
@@ -59,7 +60,8 @@ Expected<ServerConfig> parse_config(std::string_view text) {
   json j = json_fields::parse_untrusted(text);
   if (j.is_discarded() || !j.is_object()) return bad("not a JSON object");
   KHUB_CHECK(known_keys(j, {"anonymous_read", "trusted_orgs", "tokens", "lfs_chunk_size", "max_regular_file",
-                            "max_commit_body", "max_object_size", "blob_base_url", "resolve_cache_redirects", "faults"},
+                            "max_commit_body", "max_object_size", "blob_base_url", "resolve_cache_redirects", "faults",
+                            "organizations"},
                         ""));
   ServerConfig c;
   if (j.contains("anonymous_read")) {
@@ -73,12 +75,16 @@ Expected<ServerConfig> parse_config(std::string_view text) {
       if (!t.is_object() || !t.contains("token") || !t["token"].is_string() || t["token"].get<std::string>().empty()) {
         return bad("each tokens entry needs a non-empty \"token\" string");
       }
-      KHUB_CHECK(known_keys(t, {"token", "user", "access", "orgs", "namespaces"}, " in a tokens entry"));
+      KHUB_CHECK(known_keys(t, {"token", "user", "fullname", "access", "orgs", "namespaces"}, " in a tokens entry"));
       TokenGrant g;
       g.token = t["token"].get<std::string>();
       if (t.contains("user")) {
         if (!t["user"].is_string()) return bad("tokens[].user must be a string");
         g.user = t["user"].get<std::string>();
+      }
+      if (t.contains("fullname")) {
+        if (!t["fullname"].is_string()) return bad("tokens[].fullname must be a string");
+        g.fullname = t["fullname"].get<std::string>();
       }
       const std::string access = t.contains("access") ? (t["access"].is_string() ? t["access"].get<std::string>() : "")
                                                       : std::string("read");
@@ -87,6 +93,26 @@ Expected<ServerConfig> parse_config(std::string_view text) {
       KHUB_TRY(g.orgs, string_list(t, "orgs"));
       KHUB_TRY(g.namespaces, string_list(t, "namespaces"));
       c.tokens.push_back(std::move(g));
+    }
+  }
+  if (j.contains("organizations")) {
+    if (!j["organizations"].is_array()) return bad("organizations must be a list");
+    for (const auto& o : j["organizations"]) {
+      if (!o.is_object() || !o.contains("name") || !o["name"].is_string() || o["name"].get<std::string>().empty()) {
+        return bad("each organizations entry needs a non-empty \"name\" string");
+      }
+      KHUB_CHECK(known_keys(o, {"name", "fullname", "private_by_default"}, " in an organizations entry"));
+      Organization org;
+      org.name = o["name"].get<std::string>();
+      if (o.contains("fullname")) {
+        if (!o["fullname"].is_string()) return bad("organizations[].fullname must be a string");
+        org.fullname = o["fullname"].get<std::string>();
+      }
+      if (o.contains("private_by_default")) {
+        if (!o["private_by_default"].is_boolean()) return bad("organizations[].private_by_default must be true or false");
+        org.private_by_default = o["private_by_default"].get<bool>();
+      }
+      c.organizations.push_back(std::move(org));
     }
   }
   KHUB_CHECK(read_size(j, "lfs_chunk_size", c.lfs_chunk_size));
@@ -107,6 +133,18 @@ Expected<ServerConfig> parse_config(std::string_view text) {
     c.faults.push_back(std::move(rule));
   }
   return c;
+}
+
+const Organization* ServerConfig::find_organization(std::string_view name) const {
+  for (const auto& o : organizations) {
+    if (o.name.size() == name.size() &&
+        std::equal(o.name.begin(), o.name.end(), name.begin(), [](char a, char b) {
+          return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+        })) {
+      return &o;
+    }
+  }
+  return nullptr;
 }
 
 Expected<ServerConfig> load_config(const std::filesystem::path& file) {

@@ -102,8 +102,11 @@ void dispatch_read(Hub& hub, const Req& req, Res& res) {
       return get_auth_check(hub, req, res, a->key, r.size() == 2);
     }
     if ((r[0] == "xet-read-token" || r[0] == "xet-write-token") && r.size() >= 2) {
-      return get_xet_token(hub, req, res, a->key, r[0] == "xet-write-token");
+      return get_xet_token(hub, req, res, a->key, r[0] == "xet-write-token", join(r, 1));
     }
+    if (r[0] == "discussions" && r.size() == 1) return get_discussions(hub, req, res, a->key);
+    if (r[0] == "discussions" && r.size() == 2) return get_discussion(hub, req, res, a->key, r[1]);
+    if (r[0] == "lfs-files" && r.size() == 1) return get_lfs_files(hub, req, res, a->key);
     return not_found(res, req);
   }
   if (s.size() == 2 && s[0] == "lfs-blob") return get_lfs_blob(hub, req, res, s[1]);
@@ -130,6 +133,7 @@ void dispatch_write(Hub& hub, const Req& req, Res& res, const Reader& reader) {
   if (s.size() == 3 && s[0] == "api" && s[1] == "repos") {
     if (s[2] == "create" && m == "POST") return post_create_repo(hub, req, res, reader);
     if (s[2] == "delete" && m == "DELETE") return delete_repo(hub, req, res, reader);
+    if (s[2] == "move" && m == "POST") return post_move_repo(hub, req, res, reader);
   }
   if (auto a = api_route(s)) {
     if (!valid_key(a->key)) return send_error(res, 404, "RepoNotFound", "Repository not found");
@@ -140,7 +144,10 @@ void dispatch_write(Hub& hub, const Req& req, Res& res, const Reader& reader) {
       if (r[0] == "paths-info") return post_paths_info(hub, req, res, reader, a->key, join(r, 1));
       if (r[0] == "branch") return post_ref(hub, req, res, reader, a->key, RefKind::Branch, join(r, 1));
       if (r[0] == "tag") return post_ref(hub, req, res, reader, a->key, RefKind::Tag, join(r, 1));
+      if (r[0] == "super-squash") return post_super_squash(hub, req, res, reader, a->key, join(r, 1));
+      if (r[0] == "lfs-files" && r.size() == 2 && r[1] == "batch") return post_lfs_files_batch(hub, req, res, reader, a->key);
     }
+    if (r.size() == 1 && r[0] == "discussions" && m == "POST") return post_discussion(hub, req, res, reader, a->key);
     if (r.size() == 1 && r[0] == "settings" && m == "PUT") return put_settings(hub, req, res, reader, a->key);
     if (r.size() >= 2 && m == "DELETE") {
       if (r[0] == "branch") return delete_ref(hub, req, res, a->key, RefKind::Branch, join(r, 1));

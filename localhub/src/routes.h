@@ -1,7 +1,8 @@
 #pragma once
 // Route handlers, one group per file: routes_repo.cpp (repos, refs, trees, orgs, whoami),
 // routes_files.cpp (resolve and blob downloads), routes_upload.cpp (preupload, Git LFS),
-// routes_commit.cpp (NDJSON commits), routes_xet_token.cpp and routes_cas.cpp (Xet).
+// routes_commit.cpp (NDJSON commits), routes_xet_token.cpp and routes_cas.cpp (Xet),
+// routes_discussions.cpp (pull requests), routes_rewrite.cpp (moves, super-squash, LFS deletion).
 // dispatch.cpp parses the path and calls them.
 #include <string>
 #include <string_view>
@@ -50,7 +51,7 @@ void post_lfs_complete(Hub& hub, const Req& req, Res& res, const Reader& reader,
 void post_lfs_verify(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key);
 
 // routes_xet_token.cpp: GET /api/{type}s/{repo}/xet-{read|write}-token/{rev}
-void get_xet_token(Hub& hub, const Req& req, Res& res, const RepoKey& key, bool write);
+void get_xet_token(Hub& hub, const Req& req, Res& res, const RepoKey& key, bool write, std::string_view revision);
 
 // routes_cas.cpp: the Xet CAS (docs/localhub.md "Xet")
 void post_xorb(Hub& hub, const Req& req, Res& res, const Reader& reader, std::string_view xorb);
@@ -60,6 +61,27 @@ void get_xorb_data(Hub& hub, const Req& req, Res& res, std::string_view xorb);
 /// POST /v2/shards and /v1/xorb-grants: 404 after the body, so the client falls back to v1.
 void post_cas_fallback(Hub& hub, const Req& req, Res& res, const Reader& reader);
 void post_telemetry(Hub& hub, const Req& req, Res& res, const Reader& reader);
+
+// routes_discussions.cpp
+void post_discussion(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key);
+void get_discussion(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::string_view num);
+void get_discussions(Hub& hub, const Req& req, Res& res, const RepoKey& key);
+/// May `who` commit to `rev` of `repo` (or open a pull request with it)? Writers may; anyone signed
+/// in who reads the repo may open a pull request and push to the ones they opened. Sends the 401/403
+/// and returns false otherwise.
+bool may_commit(const Hub& hub, const Identity& who, const RepoRecord& repo, std::string_view rev, bool create_pr,
+                Res& res);
+
+// routes_rewrite.cpp
+void post_move_repo(Hub& hub, const Req& req, Res& res, const Reader& reader);
+void post_super_squash(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key,
+                       std::string_view rev);
+void get_lfs_files(Hub& hub, const Req& req, Res& res, const RepoKey& key);
+void post_lfs_files_batch(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key);
+/// find_readable_repo, except that the old id of a moved repo the caller may read answers 307 to the
+/// same URL under its new id (as the Hub does after a rename).
+std::optional<RepoRecord> find_readable_repo_following_moves(Hub& hub, const Identity& who, const RepoKey& key,
+                                                             const Req& req, Res& res);
 
 // routes_commit.cpp
 void post_commit(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key, std::string_view rev);

@@ -127,12 +127,13 @@ struct CommitParser {
 void post_commit(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key, std::string_view rev) {
   auto who = hub.identify(req);
   auto repo = find_readable_repo(hub, who, key, res);
-  if (!repo || !require_write(hub, who, key.ns, res)) return;
+  auto cp = req.get_param_value("create_pr");
+  const bool create_pr = cp == "1" || cp == "true";
+  if (!repo || !may_commit(hub, who, *repo, rev, create_pr, res)) return;
 
   CommitParser parser{hub};
   parser.request.author = who.grant ? who.grant->user : "khub";
-  auto cp = req.get_param_value("create_pr");
-  parser.request.create_pr = cp == "1" || cp == "true";
+  parser.request.create_pr = create_pr;
   const std::uint64_t line_limit = hub.config.max_regular_file * 4 / 3 + (1u << 16);
   std::string pending;
   std::uint64_t total = 0;

@@ -102,7 +102,7 @@ void stream_file_range(Res& res, const std::filesystem::path& file, std::uint64_
 
 void get_resolve(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::string_view rev, std::string_view path) {
   auto who = hub.identify(req);
-  auto repo = find_readable_repo(hub, who, key, res);
+  auto repo = find_readable_repo_following_moves(hub, who, key, req, res);
   if (!repo || !check_gate(hub, who, *repo, res)) return;
   auto commit = hub.store.resolve_revision(*repo, rev);
   if (!commit) return send_error(res, commit.error());

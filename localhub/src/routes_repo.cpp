@@ -60,6 +60,21 @@ struct Resolved {
   std::string commit;
 };
 
+std::string html_escape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
 bool param_true(std::string_view v) { return v == "true" || v == "True" || v == "1"; }
 
 // A whole-number query parameter: `fallback` when absent, nullopt (after a 400) when malformed.
@@ -120,7 +135,7 @@ Status add_last_commits(Hub& hub, const Resolved& r, json& entries) {
 
 std::optional<Resolved> resolve(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::string_view rev) {
   auto who = hub.identify(req);
-  auto repo = find_readable_repo(hub, who, key, res);
+  auto repo = find_readable_repo_following_moves(hub, who, key, req, res);
   if (!repo) return std::nullopt;
   auto commit = hub.store.resolve_revision(*repo, rev.empty() ? "main" : rev);
   if (!commit) {
@@ -136,11 +151,15 @@ void get_whoami(Hub& hub, const Req& req, Res& res) {
   if (!who.grant) return send_error(res, 401, "Unauthorized", "Invalid user token.");
   const auto& g = *who.grant;
   json orgs = json::array();
-  for (const auto& o : g.orgs) orgs.push_back({{"type", "org"}, {"name", o}, {"fullname", o}, {"roleInOrg", "write"}});
+  for (const auto& o : g.orgs) {
+    const auto* profile = hub.config.find_organization(o);
+    orgs.push_back({{"type", "org"}, {"name", o}, {"fullname", profile && !profile->fullname.empty() ? profile->fullname : o},
+                    {"roleInOrg", "write"}});
+  }
   send_json(res, {{"type", "user"},
                   {"id", hub.sign("user:" + g.user).substr(0, 24)},
                   {"name", g.user},
-                  {"fullname", g.user},
+                  {"fullname", g.fullname.empty() ? g.user : g.fullname},
                   {"orgs", orgs},
                   {"auth",
                    {{"type", "access_token"},
@@ -152,7 +171,9 @@ void get_org_overview(Hub& hub, const Req& /*req*/, Res& res, std::string_view o
   bool trusted = std::find(c.trusted_orgs.begin(), c.trusted_orgs.end(), org) != c.trusted_orgs.end();
   bool is_user = std::any_of(c.tokens.begin(), c.tokens.end(), [&](const auto& g) { return g.user == org; });
   if (is_user && !trusted) return send_error(res, 404, "NotFound", "Organization not found");
-  send_json(res, {{"name", org}, {"fullname", org}, {"avatarUrl", ""}, {"type", "org"},
+  const auto* profile = c.find_organization(org);
+  send_json(res, {{"name", org}, {"fullname", profile && !profile->fullname.empty() ? profile->fullname : std::string(org)},
+                  {"avatarUrl", ""}, {"type", "org"},
                   {"trustedKernelPublisher", trusted}});
 }
 
@@ -273,16 +294,20 @@ void get_commits(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::st
   auto limit = count_param(req, res, "limit", 50, 1, 1000);  // the Hub's page: p=0, 1, … of `limit`
   auto page = count_param(req, res, "p", 0, 0, SIZE_MAX / 1000);
   if (!limit || !page) return;
+  bool formatted = false;  // expand[]=formatted: the title and message as HTML (escaped text here)
+  for (auto [it, end] = req.params.equal_range("expand[]"); it != end; ++it) formatted |= it->second == "formatted";
   json out = json::array();
   for (std::size_t i = *page * *limit; i < list->size() && out.size() < *limit; ++i) {
     const auto& c = (*list)[i];
     out.push_back({{"id", c.oid}, {"title", c.summary}, {"message", c.description},
                    {"authors", json::array({{{"user", c.author}}})}, {"date", iso_time(c.created_at)}});
+    if (formatted) out.back()["formatted"] = {{"title", html_escape(c.summary)}, {"message", html_escape(c.description)}};
   }
   if ((*page + 1) * *limit < list->size()) {
     std::string next = base_url(req, hub.port) + "/api/" + std::string(api_segment(key.type)) + "/" + key.id() +
                        "/commits/" + url_encode(rev.empty() ? "main" : rev, false) +
-                       "?p=" + std::to_string(*page + 1) + "&limit=" + std::to_string(*limit);
+                       "?p=" + std::to_string(*page + 1) + "&limit=" + std::to_string(*limit) +
+                       (formatted ? "&expand%5B%5D=formatted" : "");
     res.set_header("Link", "<" + next + ">; rel=\"next\"");
   }
   res.set_header("X-Total-Count", std::to_string(list->size()));
@@ -404,13 +429,18 @@ void post_create_repo(Hub& hub, const Req& req, Res& res, const Reader& reader) 
     return send_error(res, 400, "BadRequest", "pass either private or visibility, not both");
   }
   bool is_private = j->contains("private") && (*j)["private"].is_boolean() && (*j)["private"].get<bool>();
+  auto given = [&](const char* k) { return j->contains(k) && !(*j)[k].is_null(); };
+  if (!given("private") && !given("visibility")) {  // the organisation's default (Enterprise Hub)
+    const auto* org = hub.config.find_organization(key.ns);
+    is_private = org && org->private_by_default;
+  }
   if (auto v = str("visibility"); !v.empty()) {
     if (v != "public" && v != "private") return send_error(res, 400, "BadRequest", "visibility must be public or private");
     is_private = v == "private";
   }
   if (!require_write(hub, who, key.ns, res)) return;
   std::string url = base_url(req, hub.port) + "/" + std::string(url_prefix(key.type)) + key.id();
-  auto rec = hub.store.create_repo(key, is_private);
+  auto rec = hub.store.create_repo(key, is_private, who.grant ? who.grant->user : "khub");
   if (!rec) {
     if (rec.error().code == ErrorCode::Conflict) {
       res.set_header("X-Error-Code", "RepoExists");
@@ -460,9 +490,9 @@ void post_ref(Hub& hub, const Req& req, Res& res, const Reader& reader, const Re
   } else if (j->contains("startingPoint") && (*j)["startingPoint"].is_string()) {
     start = (*j)["startingPoint"].get<std::string>();
   }
-  if (!is_valid_ref_name(ref_name)) return send_error(res, 400, "BadRequest", "invalid reference name '" + ref_name + "'");
-  auto commit = hub.store.resolve_revision(*repo, start);
+  auto commit = hub.store.resolve_revision(*repo, start);  // first, as the Hub: RevisionNotFound wins
   if (!commit) return send_error(res, commit.error());
+  if (!is_valid_ref_name(ref_name)) return send_error(res, 400, "BadRequest", "invalid reference name '" + ref_name + "'");
   bool overwrite = bool_field(*j, "overwrite", false);
   if (auto st = hub.store.create_ref(*repo, kind, ref_name, *commit, overwrite); !st) return send_error(res, st.error());
   send_json(res, json::object());

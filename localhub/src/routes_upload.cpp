@@ -48,13 +48,6 @@ bool matches_any(std::string_view text, std::string_view path, bool need_lfs_fil
 
 bool looks_binary(std::string_view sample) { return sample.find('\0') != std::string_view::npos; }
 
-std::optional<RepoRecord> writable_repo(Hub& hub, const Req& req, Res& res, const RepoKey& key) {
-  auto who = hub.identify(req);
-  auto repo = find_readable_repo(hub, who, key, res);
-  if (!repo || !require_write(hub, who, key.ns, res)) return std::nullopt;
-  return repo;
-}
-
 std::string file_text(Hub& hub, const RepoRecord& repo, const std::string& commit, std::string_view path) {
   auto f = hub.store.find_file(repo, commit, path);
   if (!f || !*f || (*f)->lfs || (*f)->size > (1u << 20)) return {};
@@ -64,8 +57,9 @@ std::string file_text(Hub& hub, const RepoRecord& repo, const std::string& commi
 }  // namespace
 
 void post_preupload(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key, std::string_view rev) {
-  auto repo = writable_repo(hub, req, res, key);  // before the body: a refused caller's is never read
-  if (!repo) return;
+  auto who = hub.identify(req);  // before the body: a refused caller's is never read
+  auto repo = find_readable_repo(hub, who, key, res);
+  if (!repo || !may_commit(hub, who, *repo, rev, req.get_param_value("create_pr") == "1", res)) return;
   auto body = read_body(reader, 8u << 20);
   if (!body) return send_error(res, body.error());
   json j = json_fields::parse_untrusted(*body);
@@ -85,7 +79,7 @@ void post_preupload(Hub& hub, const Req& req, Res& res, const Reader& reader, co
     }
     auto path = f["path"].get<std::string>();
     if (auto why = check_repo_path(path); !why.empty()) {
-      return send_error(res, 400, "BadRequest", "invalid path '" + path + "': " + why);
+      return send_error(res, 422, "BadRequest", "invalid path '" + path + "': " + why);
     }
     auto size = f["size"].get<std::uint64_t>();
     auto sample = base64_decode(string_field(f, "sample"));

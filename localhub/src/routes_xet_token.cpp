@@ -7,11 +7,12 @@
 
 namespace khub::localhub {
 
-void get_xet_token(Hub& hub, const Req& req, Res& res, const RepoKey& key, bool write) {
+void get_xet_token(Hub& hub, const Req& req, Res& res, const RepoKey& key, bool write, std::string_view revision) {
   auto who = hub.identify(req);
   auto repo = find_readable_repo(hub, who, key, res);
   if (!repo) return;
-  if (write ? !require_write(hub, who, key.ns, res) : !check_gate(hub, who, *repo, res)) return;
+  const bool create_pr = req.get_param_value("create_pr") == "1";
+  if (write ? !may_commit(hub, who, *repo, revision, create_pr, res) : !check_gate(hub, who, *repo, res)) return;
   const auto token = mint_xet_token(hub, *repo, write ? XetAccess::Write : XetAccess::Read);
   const std::string cas = base_url(req, hub.port);
   // huggingface_hub reads the headers, hf_xet the JSON body.

@@ -1,5 +1,6 @@
 #include "khub/localhub/store.h"
 
+#include <cctype>
 #include <chrono>
 
 #include "khub/base/hash.h"
@@ -26,6 +27,13 @@ CREATE TABLE IF NOT EXISTS trees(oid TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS lfs_grants(
   repo_id INTEGER NOT NULL REFERENCES repos(id) ON DELETE CASCADE, sha256 TEXT NOT NULL,
   created_at INTEGER NOT NULL, PRIMARY KEY(repo_id, sha256)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS discussions(
+  repo_id INTEGER NOT NULL REFERENCES repos(id) ON DELETE CASCADE, num INTEGER NOT NULL,
+  title TEXT NOT NULL, description TEXT NOT NULL, author TEXT NOT NULL, is_pr INTEGER NOT NULL,
+  status TEXT NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY(repo_id, num));
+CREATE TABLE IF NOT EXISTS repo_redirects(
+  type TEXT NOT NULL, ns TEXT NOT NULL COLLATE NOCASE, name TEXT NOT NULL COLLATE NOCASE,
+  repo_id INTEGER NOT NULL REFERENCES repos(id) ON DELETE CASCADE, PRIMARY KEY(type, ns, name));
 CREATE TABLE IF NOT EXISTS refs(
   repo_id INTEGER NOT NULL REFERENCES repos(id) ON DELETE CASCADE, kind TEXT NOT NULL,
   name TEXT NOT NULL, commit_oid TEXT NOT NULL, PRIMARY KEY(repo_id, kind, name));
@@ -103,7 +111,7 @@ Expected<std::unique_ptr<RepoStore>> RepoStore::open(const std::filesystem::path
 BlobStore& RepoStore::blobs() { return impl_->blobs; }
 const std::filesystem::path& RepoStore::root() const { return impl_->root; }
 
-Expected<RepoRecord> RepoStore::create_repo(const RepoKey& key, bool is_private) {
+Expected<RepoRecord> RepoStore::create_repo(const RepoKey& key, bool is_private, std::string_view author) {
   KHUB_TRY(auto attrs, impl_->blobs.put(kDefaultGitattributes));
   std::lock_guard lock(impl_->write_mutex);
   KHUB_TRY(auto conn, impl_->pool->acquire());
@@ -123,8 +131,13 @@ Expected<RepoRecord> RepoStore::create_repo(const RepoKey& key, bool is_private)
   ins.bind(1, to_string(key.type)).bind(2, key.ns).bind(3, key.name).bind(4, std::int64_t{is_private}).bind(5, created);
   KHUB_CHECK(ins.run());
   RepoRecord rec{sqlite3_last_insert_rowid(conn.get()), key, is_private, created};
+  {  // the id is taken again: a moved repo's old id stops pointing at it
+    db::Statement unlink(conn.get(), "DELETE FROM repo_redirects WHERE type=?1 AND ns=?2 AND name=?3");
+    unlink.bind(1, to_string(key.type)).bind(2, key.ns).bind(3, key.name);
+    KHUB_CHECK(unlink.run());
+  }
   FileEntry file{".gitattributes", attrs.size, git_blob_sha1_hex(kDefaultGitattributes), attrs.sha256, false};
-  KHUB_TRY(auto first, insert_commit(*conn, rec.rowid, {file}, "", "initial commit", "", "khub"));
+  KHUB_TRY(auto first, insert_commit(*conn, rec.rowid, {file}, "", "initial commit", "", author));
   KHUB_CHECK(put_ref(*conn, rec.rowid, RefKind::Branch, "main", first.oid));
   KHUB_CHECK(tx.commit());
   return rec;
@@ -238,6 +251,16 @@ Expected<std::string> RepoStore::resolve_revision(const RepoRecord& repo, std::s
   for (auto [kind, name] : candidates) {
     KHUB_TRY(auto commit, get_ref(*conn, repo.rowid, kind, name));
     if (!commit.empty()) return commit;
+  }
+  if (rev.size() >= 7 && rev.size() < 40 && is_hex(rev)) {  // a short commit id, when only one commit has it
+    std::string prefix(rev);
+    for (auto& c : prefix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    db::Statement st(conn.get(), "SELECT oid FROM commits WHERE repo_id=?1 AND substr(oid, 1, ?3)=?2 LIMIT 2");
+    st.bind(1, repo.rowid).bind(2, prefix).bind(3, static_cast<std::int64_t>(prefix.size()));
+    std::vector<std::string> matches;
+    while (st.step()) matches.push_back(st.text(0));
+    if (st.error()) return *st.error();
+    if (matches.size() == 1) return matches[0];
   }
   return not_found();
 }

@@ -38,6 +38,19 @@ Expected<FileEntry> entry_for(BlobStore& blobs, const CommitOp& op) {
   return e;
 }
 
+// Removes every file under folder `path`; false when there was none.
+bool erase_folder(std::map<std::string, FileEntry>& files, std::string prefix) {
+  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+  prefix += '/';
+  auto it = files.lower_bound(prefix);
+  bool any = false;
+  while (it != files.end() && it->first.starts_with(prefix)) {
+    it = files.erase(it);
+    any = true;
+  }
+  return any;
+}
+
 Status apply_op(std::map<std::string, FileEntry>& files, const CommitOp& op, const FileEntry* added) {
   switch (op.kind) {
     case OpKind::AddFile:
@@ -53,23 +66,15 @@ Status apply_op(std::map<std::string, FileEntry>& files, const CommitOp& op, con
       return {};
     }
     case OpKind::DeleteFile:
-      if (files.erase(op.path) == 0) {
+      if (files.erase(op.path) == 0 && !erase_folder(files, op.path)) {  // the Hub deletes a folder named so
         return Error(ErrorCode::EntryNotFound, "A file with this name doesn't exist: " + op.path);
       }
       return {};
-    case OpKind::DeleteFolder: {
-      std::string prefix = op.path;
-      while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
-      prefix += '/';
-      auto it = files.lower_bound(prefix);
-      bool any = false;
-      while (it != files.end() && it->first.starts_with(prefix)) {
-        it = files.erase(it);
-        any = true;
+    case OpKind::DeleteFolder:
+      if (!erase_folder(files, op.path)) {
+        return Error(ErrorCode::EntryNotFound, "A folder with this name doesn't exist: " + op.path);
       }
-      if (!any) return Error(ErrorCode::EntryNotFound, "A folder with this name doesn't exist: " + op.path);
       return {};
-    }
   }
   return {};
 }
@@ -90,14 +95,15 @@ Status check_no_file_folder_clash(const std::map<std::string, FileEntry>& files)
 
 Expected<CommitRecord> insert_commit(db::Connection& conn, std::int64_t repo_rowid,
                                      const std::vector<FileEntry>& files, std::string_view parent,
-                                     std::string_view summary, std::string_view description, std::string_view author) {
+                                     std::string_view summary, std::string_view description, std::string_view author,
+                                     std::int64_t created_at) {
   auto dirs = directory_oids(files);
   CommitRecord rec;
   rec.tree_oid = dirs[""];
   rec.parent = parent;
   rec.summary = summary;
   rec.description = description;
-  rec.created_at = now_seconds();
+  rec.created_at = created_at != 0 ? created_at : now_seconds();
   rec.author = author;
   rec.oid = commit_oid(rec.tree_oid, parent, summary, description, rec.created_at);
 
@@ -173,12 +179,11 @@ Expected<CommitResult> RepoStore::commit(const RepoRecord& repo, std::string_vie
   }
   CommitResult result;
   if (request.create_pr) {
-    db::Statement next(conn.get(), "UPDATE repos SET next_pr = next_pr + 1 WHERE id=?1 RETURNING next_pr - 1");
-    next.bind(1, repo.rowid);
-    if (!next.step()) return next.error() ? *next.error() : Error(ErrorCode::Io, "cannot number the pull request");
-    result.pr_number = static_cast<int>(next.integer(0));
+    KHUB_TRY(result.pr_number, next_discussion_number(*conn, repo.rowid));
     kind = RefKind::PullRequest;
     name = std::to_string(result.pr_number);
+    Discussion pr{result.pr_number, request.summary, request.description, request.author, true, "open", now_seconds()};
+    KHUB_CHECK(insert_discussion(*conn, repo.rowid, pr));
   }
 
   db::Statement tree_of(conn.get(), "SELECT tree_oid FROM commits WHERE repo_id=?1 AND oid=?2");

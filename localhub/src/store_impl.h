@@ -22,12 +22,17 @@ struct RepoStore::Impl {
 
 [[nodiscard]] std::string_view ref_kind_name(RefKind kind);
 
-/// Inserts the tree of `files` (if new) and a commit row; returns the commit. Call inside a
-/// transaction.
+/// Inserts the tree of `files` (if new) and a commit row dated `created_at` (0: now); returns the
+/// commit. Call inside a transaction.
 [[nodiscard]] Expected<CommitRecord> insert_commit(db::Connection& conn, std::int64_t repo_rowid,
                                                    const std::vector<FileEntry>& files, std::string_view parent,
                                                    std::string_view summary, std::string_view description,
-                                                   std::string_view author);
+                                                   std::string_view author, std::int64_t created_at = 0);
+
+/// The next number of the repo's shared discussion / pull request counter. Call inside a transaction.
+[[nodiscard]] Expected<int> next_discussion_number(db::Connection& conn, std::int64_t repo_rowid);
+/// Records a discussion row. Call inside a transaction.
+[[nodiscard]] Status insert_discussion(db::Connection& conn, std::int64_t repo_rowid, const Discussion& d);
 
 /// Sets (insert or replace) a ref. Call inside a transaction.
 [[nodiscard]] Status put_ref(db::Connection& conn, std::int64_t repo_rowid, RefKind kind, std::string_view name,

@@ -86,8 +86,10 @@ std::string check_repo_path(std::string_view path) {
   for (unsigned char c : path) {
     if (c == '\0') return "NUL byte in path";
     if (c < 0x20 || c == 0x7f) return "control character in path";
-    if (c == '\\') return "backslash in path";
   }
+  // A backslash is an ordinary character of a git file name (the Hub keeps `a/..\b`), but a path
+  // that begins by leaving the repo root in Windows spelling (`..\x`) is refused, as the Hub does.
+  if (path.starts_with("..\\")) return "path starts with '..\\'";
   size_t start = 0;
   while (start <= path.size()) {
     auto end = path.find('/', start);

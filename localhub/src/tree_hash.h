@@ -22,7 +22,8 @@ namespace khub::localhub {
                                      std::string_view description, std::int64_t when);
 
 /// Empty when `path` is a valid repo file path; otherwise why not. Rejects empty, absolute, `..`,
-/// `.`, empty segments, `.git`, backslashes, NUL and control characters, and > 1024 bytes.
+/// `.`, empty segments, `.git`, a leading `..\`, NUL and control characters, and > 1024 bytes.
+/// Other backslashes are ordinary characters.
 [[nodiscard]] std::string check_repo_path(std::string_view path);
 
 }  // namespace khub::localhub

@@ -29,13 +29,15 @@ SDIST = "huggingface_hub-2.4.0"
 # huggingface's staging CI), given to the server so the tests run unchanged.
 SERVER_CONFIG = {
     "tokens": [
-        {"token": "hf_HubCITokenXXXXXXXXXXXXXXXXXXXXX", "user": "__DUMMY_HUB_USER__", "access": "write",
-         "namespaces": ["__DUMMY_HUB_USER__"]},
+        {"token": "hf_HubCITokenXXXXXXXXXXXXXXXXXXXXX", "user": "__DUMMY_HUB_USER__", "fullname": "Dummy User",
+         "access": "write", "orgs": ["valid_org_hub"], "namespaces": ["__DUMMY_HUB_USER__"]},
         {"token": "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", "user": "DVUser", "access": "write",
          "namespaces": ["DVUser"]},
         {"token": "hf_enterprise_admin_token", "user": "EnterpriseAdmin", "access": "write",
          "orgs": ["EnterpriseOrgPrivate"], "namespaces": ["EnterpriseAdmin", "EnterpriseOrgPrivate"]},
     ],
+    "organizations": [{"name": "valid_org_hub", "fullname": "Dummy Hub Org"},
+                      {"name": "EnterpriseOrgPrivate", "private_by_default": True}],
     "trusted_orgs": ["kernels-community"],
 }
 

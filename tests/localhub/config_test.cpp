@@ -9,13 +9,15 @@ namespace {
 TEST(Config, ParsesEveryKey) {
   auto c = parse_config(R"({
     "anonymous_read": false,
-    "tokens": [{"token": "hf_w", "user": "alice", "access": "write", "orgs": ["acme"], "namespaces": ["alice", "acme"]},
+    "tokens": [{"token": "hf_w", "user": "alice", "fullname": "Alice A.", "access": "write", "orgs": ["acme"],
+                "namespaces": ["alice", "acme"]},
                {"token": "hf_r"}],
     "trusted_orgs": ["kernels-community"],
     "lfs_chunk_size": 1048576, "max_regular_file": 2048, "max_commit_body": 4096, "max_object_size": 8192,
     "blob_base_url": "http://localhost:{port}",
     "resolve_cache_redirects": true,
-    "faults": ["/api/*=503,count=2"]
+    "faults": ["/api/*=503,count=2"],
+    "organizations": [{"name": "acme", "fullname": "Acme Corp", "private_by_default": true}, {"name": "open"}]
   })");
   ASSERT_TRUE(c) << c.error().message;
   EXPECT_FALSE(c->anonymous_read);
@@ -32,6 +34,13 @@ TEST(Config, ParsesEveryKey) {
   ASSERT_EQ(c->faults.size(), 1u);
   EXPECT_EQ(c->faults[0].status, 503);
   EXPECT_EQ(c->faults[0].count, 2);
+  EXPECT_EQ(c->tokens[0].fullname, "Alice A.");
+  ASSERT_EQ(c->organizations.size(), 2u);
+  ASSERT_NE(c->find_organization("ACME"), nullptr);  // names are case-insensitive
+  EXPECT_EQ(c->find_organization("acme")->fullname, "Acme Corp");
+  EXPECT_TRUE(c->find_organization("acme")->private_by_default);
+  EXPECT_FALSE(c->find_organization("open")->private_by_default);
+  EXPECT_EQ(c->find_organization("nobody"), nullptr);
 }
 
 TEST(Config, RejectsBadShapesWithTheKeyName) {
@@ -41,6 +50,9 @@ TEST(Config, RejectsBadShapesWithTheKeyName) {
                            Case{R"({"lfs_chunk_size": 0})", "lfs_chunk_size"},
                            Case{R"({"trusted_orgs": "acme"})", "trusted_orgs"},
                            Case{R"({"faults": ["nonsense"]})", "fault"},
+                           Case{R"({"organizations": [{"fullname": "x"}]})", "organizations"},
+                           Case{R"({"organizations": [{"name": "o", "private_by_default": "yes"}]})", "private_by_default"},
+                           Case{R"({"organizations": [{"name": "o", "privat": true}]})", "unknown key \"privat\""},
                            // Misspelt keys: no tokens at all (an open server), or a read token.
                            Case{R"({"tokns": [{"token": "t", "access": "write"}]})", "unknown key \"tokns\""},
                            Case{R"({"tokens": [{"token": "t", "acess": "write"}]})", "unknown key \"acess\" in a tokens entry"}}) {

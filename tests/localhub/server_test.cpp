@@ -309,7 +309,7 @@ TEST_F(AuthTest, CommitsNameTheTokensUser) {
   auto commits = json::parse(client_->Get("/api/models/acme/who/commits/main", auth("hf_read"))->body);
   ASSERT_EQ(commits.size(), 2u);
   EXPECT_EQ(commits[0]["authors"], json::parse(R"([{"user": "alice"}])"));
-  EXPECT_EQ(commits[1]["authors"], json::parse(R"([{"user": "khub"}])"));  // the repo's first commit
+  EXPECT_EQ(commits[1]["authors"], json::parse(R"([{"user": "alice"}])"));  // the first commit: the creator
 }
 
 TEST_F(AuthTest, GatedReposNeedATokenToDownload) {
@@ -320,7 +320,11 @@ TEST_F(AuthTest, GatedReposNeedATokenToDownload) {
   auto anon = client_->Head("/acme/g/resolve/main/w.txt");
   EXPECT_EQ(anon->status, 401);
   EXPECT_EQ(anon->get_header_value("X-Error-Code"), "GatedRepo");
-  EXPECT_EQ(client_->Head("/acme/g/resolve/main/w.txt", auth("hf_other"))->status, 200);  // auto: any token
+  // auto: as on the Hub, a user who never asked for access is refused (this server takes no requests)
+  auto never_asked = client_->Head("/acme/g/resolve/main/w.txt", auth("hf_other"));
+  EXPECT_EQ(never_asked->status, 403);
+  EXPECT_EQ(never_asked->get_header_value("X-Error-Code"), "GatedRepo");
+  EXPECT_EQ(client_->Head("/acme/g/resolve/main/w.txt", auth("hf_write"))->status, 200);  // the namespace's token
   ASSERT_EQ(client_->Put("/api/models/acme/g/settings", auth("hf_write"), R"({"gated":"manual"})", "application/json")->status, 200);
   auto denied = client_->Head("/acme/g/resolve/main/w.txt", auth("hf_other"));
   EXPECT_EQ(denied->status, 403);

@@ -48,10 +48,17 @@ TEST(RepoPath, AcceptsNormalPaths) {
 
 TEST(RepoPath, RejectsTraversalAndOddBytes) {
   using namespace std::string_literals;
-  for (auto p : {""s, "/etc/passwd"s, "../x"s, "a/../b"s, "a/./b"s, "a//b"s, "a/"s, "a\\b"s, "a\0b"s, ".git/config"s,
+  for (auto p : {""s, "/etc/passwd"s, "../x"s, "a/../b"s, "a/./b"s, "a//b"s, "a/"s, "..\\b"s, "a\0b"s, ".git/config"s,
                  "x/.git"s, "tab\there"s, std::string(1025, 'a')}) {
     EXPECT_NE(check_repo_path(p), "") << p;
   }
+}
+
+// As on the Hub: a backslash is an ordinary character, unless the path starts by leaving the root.
+TEST(RepoPath, KeepsBackslashesInsideNames) {
+  EXPECT_EQ(check_repo_path("folder/..\\..\\file"), "");
+  EXPECT_EQ(check_repo_path("a\\b.txt"), "");
+  EXPECT_NE(check_repo_path("..\\ddd"), "");
 }
 
 }  // namespace

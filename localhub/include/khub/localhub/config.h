@@ -17,6 +17,7 @@ struct TokenGrant {
   bool write = false;
   std::vector<std::string> orgs;        // organisations the user belongs to (whoami)
   std::vector<std::string> namespaces;  // where it may read private repos and write; empty = all
+  std::string fullname;                 // whoami's "fullname"; empty = the user name
 };
 
 enum class FaultAction { DropMidBody, Status, RateLimit, Slow, IgnoreRange, WrongSize, WrongEtag };
@@ -32,8 +33,17 @@ struct FaultRule {
   int count = -1;
 };
 
+/// An organisation's profile: whoami's and the org overview's "fullname", and whether repos created
+/// in it without `private`/`visibility` are private (the Hub's Enterprise default).
+struct Organization {
+  std::string name;
+  std::string fullname;  // empty = the name
+  bool private_by_default = false;
+};
+
 struct ServerConfig {
   std::vector<TokenGrant> tokens;
+  std::vector<Organization> organizations;
   std::vector<std::string> trusted_orgs;  // organisations with trustedKernelPublisher: true
   bool anonymous_read = true;             // ignored (always true) when no token is configured
   std::uint64_t lfs_chunk_size = 16ull << 20;      // multipart part size; also the threshold
@@ -45,6 +55,8 @@ struct ServerConfig {
   /// /api/resolve-cache/… (relative Location) instead of a direct 200.
   bool resolve_cache_redirects = false;
   std::vector<FaultRule> faults;
+  /// The profile of organisation `name` (case-insensitive), or nullptr.
+  [[nodiscard]] const Organization* find_organization(std::string_view name) const;
 };
 
 /// Reads a JSON config file; InvalidArgument naming the key on a bad shape, Io when unreadable.

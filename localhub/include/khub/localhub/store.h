@@ -102,6 +102,26 @@ struct CommitRequest {
   std::string author = "khub";  // who commits (the token's user), for the history
 };
 
+/// A discussion or pull request (numbers are shared; a pull request's ref is refs/pr/{num}).
+struct Discussion {
+  int num = 0;
+  std::string title;
+  std::string description;
+  std::string author;
+  bool is_pull_request = false;
+  std::string status = "open";  // "open", or "draft" for a pull request opened before its commits
+  std::int64_t created_at = 0;
+};
+
+/// An LFS object some commit of a repo holds, with one path and ref where it appears.
+struct LfsObject {
+  std::string sha256;
+  std::uint64_t size = 0;
+  std::string filename;
+  std::string ref;            // "refs/heads/main", "refs/pr/1", …
+  std::int64_t pushed_at = 0;  // the oldest commit of that ref holding it
+};
+
 struct CommitResult {
   std::string oid;
   int pr_number = 0;  // > 0 when a pull request was opened
@@ -143,8 +163,9 @@ class RepoStore {
   RepoStore(const RepoStore&) = delete;
   RepoStore& operator=(const RepoStore&) = delete;
 
-  /// Creates the repo with a first commit on `main` holding `.gitattributes`. Conflict if it exists.
-  [[nodiscard]] Expected<RepoRecord> create_repo(const RepoKey& key, bool is_private);
+  /// Creates the repo with a first commit on `main` holding `.gitattributes`, credited to `author`.
+  /// Conflict if it exists.
+  [[nodiscard]] Expected<RepoRecord> create_repo(const RepoKey& key, bool is_private, std::string_view author = "khub");
   /// RepoNotFound when absent.
   [[nodiscard]] Status delete_repo(const RepoKey& key);
   [[nodiscard]] Expected<RepoRecord> find_repo(const RepoKey& key) const;
@@ -162,8 +183,8 @@ class RepoStore {
   /// Granted to `repo` by an upload, or referenced by one of its commits.
   [[nodiscard]] Expected<bool> holds_object(const RepoRecord& repo, std::string_view sha256) const;
 
-  /// Branch, tag, refs/heads/x, refs/tags/x, refs/pr/N or a 40-hex commit of this repo → commit
-  /// oid; RevisionNotFound otherwise.
+  /// Branch, tag, refs/heads/x, refs/tags/x, refs/pr/N, a 40-hex commit of this repo or a 7-39 hex
+  /// prefix of exactly one of its commits → commit oid; RevisionNotFound otherwise.
   [[nodiscard]] Expected<std::string> resolve_revision(const RepoRecord& repo, std::string_view rev) const;
   [[nodiscard]] Expected<CommitRecord> commit_info(const RepoRecord& repo, std::string_view oid) const;
   /// Files of a commit's tree, sorted by path.
@@ -188,6 +209,34 @@ class RepoStore {
   /// Integrity (AddFile whose blob is missing or has another size).
   [[nodiscard]] Expected<CommitResult> commit(const RepoRecord& repo, std::string_view revision,
                                               const CommitRequest& request);
+
+  // Discussions and pull requests (store_discussions.cpp).
+
+  /// Opens a discussion, or a draft pull request whose ref refs/pr/{num} starts at the head of main.
+  [[nodiscard]] Expected<Discussion> open_discussion(const RepoRecord& repo, std::string_view title,
+                                                     std::string_view description, std::string_view author,
+                                                     bool pull_request);
+  /// nullopt when the repo has no discussion with this number.
+  [[nodiscard]] Expected<std::optional<Discussion>> find_discussion(const RepoRecord& repo, int num) const;
+  /// Newest first.
+  [[nodiscard]] Expected<std::vector<Discussion>> list_discussions(const RepoRecord& repo) const;
+
+  // Renames and history rewrites (store_rewrite.cpp).
+
+  /// Renames (or transfers) a repo; the old id keeps pointing at it (find_redirect) until a repo
+  /// takes that id. RepoNotFound for a missing `from`, Conflict when `to` exists.
+  [[nodiscard]] Status move_repo(const RepoKey& from, const RepoKey& to);
+  /// The repo a moved repo's old id now names, if any.
+  [[nodiscard]] Expected<std::optional<RepoRecord>> find_redirect(const RepoKey& old_key) const;
+  /// Replaces the history of branch `ref` (or refs/pr/N) by one root commit with its head's files.
+  /// RevisionNotFound when the ref does not exist. Returns the new commit.
+  [[nodiscard]] Expected<std::string> squash_history(const RepoRecord& repo, std::string_view ref,
+                                                     std::string_view message, std::string_view author);
+  /// LFS objects the repo's refs reach, each once (refs in order: main, branches, pull requests, tags).
+  [[nodiscard]] Expected<std::vector<LfsObject>> list_lfs_objects(const RepoRecord& repo) const;
+  /// Removes the LFS files with these sha256 from every commit reachable from the repo's refs,
+  /// rewriting those histories (commit ids change). Returns how many distinct objects were found.
+  [[nodiscard]] Expected<std::size_t> purge_lfs_objects(const RepoRecord& repo, const std::vector<std::string>& sha256s);
 
   /// Deletes what no commit can reach: trees of deleted repos, then blobs no tree references and
   /// abandoned uploads older than `options.grace`. Safe beside a server serving the same store, in
