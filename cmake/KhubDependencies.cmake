@@ -104,3 +104,49 @@ if(KHUB_HAVE_CUDA)
   enable_language(CUDA)
   set(CMAKE_CUDA_STANDARD 20)
 endif()
+
+# tvm-ffi: the headers and libtvm_ffi.so of the PyPI apache-tvm-ffi wheel (scripts/requirements.txt pins it),
+# for the bundled kernels' tvm-ffi<MM> variants and khub::ffi (the torch-free API). KHUB_TVM_FFI_ROOT names
+# a folder laid out like the wheel's tvm_ffi/ package (include/tvm/ffi/c_api.h, include/dlpack/dlpack.h,
+# lib/libtvm_ffi.so) for deployments without that Python; empty: the tvm_ffi package KHUB_PYTHON imports.
+# Defines tvm_ffi::header and tvm_ffi::shared (the wheel's config names) unless a find_package(tvm_ffi)
+# made them already, and KHUB_TVM_FFI_VERSION (major.minor.patch of c_api.h), KHUB_TVM_FFI_LIBRARY.
+set(KHUB_TVM_FFI_ROOT "" CACHE PATH
+    "apache-tvm-ffi root (include/tvm/ffi, include/dlpack, lib/libtvm_ffi.so); empty: KHUB_PYTHON's tvm_ffi package")
+set(KHUB_TVM_FFI_VERSION "")
+set(KHUB_TVM_FFI_LIBRARY "")
+set(_khub_tvm_ffi_found FALSE)
+if(NOT KHUB_WITH_TVM_FFI STREQUAL "OFF")
+  set(_khub_tvm_ffi_root "${KHUB_TVM_FFI_ROOT}")
+  if(NOT _khub_tvm_ffi_root AND EXISTS "${KHUB_PYTHON}")
+    execute_process(COMMAND "${KHUB_PYTHON}" -c "import os, tvm_ffi; print(os.path.dirname(tvm_ffi.__file__))"
+      OUTPUT_VARIABLE _khub_tvm_ffi_root OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _rc ERROR_QUIET)
+    if(NOT _rc EQUAL 0)
+      set(_khub_tvm_ffi_root "")
+    endif()
+  endif()
+  set(_inc "${_khub_tvm_ffi_root}/include")
+  set(_lib "${_khub_tvm_ffi_root}/lib/${CMAKE_SHARED_LIBRARY_PREFIX}tvm_ffi${CMAKE_SHARED_LIBRARY_SUFFIX}")
+  if(_khub_tvm_ffi_root AND EXISTS "${_inc}/tvm/ffi/c_api.h" AND EXISTS "${_inc}/dlpack/dlpack.h" AND EXISTS "${_lib}")
+    file(STRINGS "${_inc}/tvm/ffi/c_api.h" _v REGEX "^#define TVM_FFI_VERSION_(MAJOR|MINOR|PATCH) [0-9]+")
+    string(REGEX REPLACE ".*MAJOR ([0-9]+).*MINOR ([0-9]+).*PATCH ([0-9]+).*" "\\1.\\2.\\3" KHUB_TVM_FFI_VERSION "${_v}")
+    set(KHUB_TVM_FFI_LIBRARY "${_lib}")
+    set(KHUB_TVM_FFI_INCLUDE_DIR "${_inc}")
+    set(_khub_tvm_ffi_found TRUE)
+    if(NOT TARGET tvm_ffi::header)
+      add_library(tvm_ffi::header INTERFACE IMPORTED)
+      target_include_directories(tvm_ffi::header SYSTEM INTERFACE "${_inc}")
+      target_compile_features(tvm_ffi::header INTERFACE cxx_std_17)
+    endif()
+    if(NOT TARGET tvm_ffi::shared)
+      add_library(tvm_ffi::shared SHARED IMPORTED)
+      set_target_properties(tvm_ffi::shared PROPERTIES IMPORTED_LOCATION "${_lib}" IMPORTED_SONAME
+                            "${CMAKE_SHARED_LIBRARY_PREFIX}tvm_ffi${CMAKE_SHARED_LIBRARY_SUFFIX}")
+      target_link_libraries(tvm_ffi::shared INTERFACE tvm_ffi::header)
+    endif()
+  elseif(KHUB_TVM_FFI_ROOT)
+    message(WARNING "KHUB_TVM_FFI_ROOT=${KHUB_TVM_FFI_ROOT} lacks include/tvm/ffi/c_api.h, include/dlpack/dlpack.h "
+                    "or lib/libtvm_ffi.so")
+  endif()
+endif()
+khub_feature(KHUB_HAVE_TVM_FFI "${KHUB_WITH_TVM_FFI}" "${_khub_tvm_ffi_found}")

@@ -3,12 +3,17 @@
 #   <name>/build/torch<MM>-cxx11-cu<XY>-<arch>-linux/        when KHUB_HAVE_CUDA
 #   <name>/build/torch-stable-abi<AB>-cpu-<arch>-linux/      when KHUB_KERNELS_STABLE_ABI is set (2.10)
 #   <name>/build/torch-stable-abi<AB>-cu<XY>-<arch>-linux/   both
+#   <name>/build/tvm-ffi<MM>-cpu-<arch>-linux/                when KHUB_HAVE_TVM_FFI (no torch needed)
+#   <name>/build/tvm-ffi<MM>-cu<XY>-<arch>-linux/             both
 # Each holds __init__.py (+ other package files), _ops.py, <id>.abi3.so and metadata.json, with
 # id = _<name>_<backend>_<uid> (torch) or _<name>_<backend>_stable_<uid> (stable ABI: its own op
 # namespace, so both builds load side by side). The stable-ABI module is the same torch-free
 # implementation objects with torch-ext/torch_binding_stable.cpp, compiled with TORCH_TARGET_VERSION
 # (only the C shims of that torch version and the header-only stable API). The CPU implementation
 # is registered for the CPU key in every variant.
+# A tvm-ffi variant holds the Python files of tvm-ffi-ext/<pkg>/, _ops.py (tvm_ffi.load_module), <id>.so and
+# metadata.json, id = _<name>_<backend>_tvm_ffi_<uid>: tvm-ffi-ext/tvm_ffi_binding.cpp over the same objects,
+# exporting `<op>_cpu` (every variant) and `<op>_cuda` (CUDA variants), linked to libtvm_ffi.so only.
 
 set(_KHUB_KERNEL_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
 
@@ -49,6 +54,39 @@ function(khub_kernels_uid out)
   set(${out} ${uid} PARENT_SCOPE)
 endfunction()
 
+# "<arch>-<os>" of the variant names (x86_64-linux).
+function(_khub_arch_os out)
+  set(arch ${CMAKE_SYSTEM_PROCESSOR})
+  if(arch MATCHES "^(amd64|AMD64)$")
+    set(arch x86_64)
+  elseif(arch MATCHES "^(arm64|ARM64)$")
+    set(arch aarch64)
+  endif()
+  string(TOLOWER ${CMAKE_SYSTEM_NAME} os)
+  set(${out} "${arch}-${os}" PARENT_SCOPE)
+endfunction()
+
+# The tvm-ffi variant names: tvm-ffi<major><minor> of the tvm-ffi headers built with (KHUB_TVM_FFI_VERSION,
+# as kernel-builder names them from tvm_ffi.__version__), cu<XY> of the CUDA toolkit (torch's CUDA when
+# torch is there: the same toolkit). Empty without tvm-ffi (and the CUDA name without CUDA).
+function(khub_kernels_tvm_ffi_variant_names cpu_out cuda_out)
+  set(${cpu_out} "" PARENT_SCOPE)
+  set(${cuda_out} "" PARENT_SCOPE)
+  if(NOT KHUB_HAVE_TVM_FFI OR NOT KHUB_TVM_FFI_VERSION MATCHES "^([0-9]+)\\.([0-9]+)")
+    return()
+  endif()
+  set(fw "tvm-ffi${CMAKE_MATCH_1}${CMAKE_MATCH_2}")
+  _khub_arch_os(arch_os)
+  set(${cpu_out} "${fw}-cpu-${arch_os}" PARENT_SCOPE)
+  set(cuda "${KHUB_TORCH_CUDA_VERSION}")
+  if(NOT cuda)
+    set(cuda "${CMAKE_CUDA_COMPILER_VERSION}")
+  endif()
+  if(KHUB_HAVE_CUDA AND cuda MATCHES "^([0-9]+)\\.([0-9]+)")
+    set(${cuda_out} "${fw}-cu${CMAKE_MATCH_1}${CMAKE_MATCH_2}-${arch_os}" PARENT_SCOPE)
+  endif()
+endfunction()
+
 function(khub_kernels_variant_names cpu_out cuda_out)
   string(REGEX MATCH "^([0-9]+)\\.([0-9]+)" _ "${KHUB_TORCH_VERSION}")
   set(torch "torch${CMAKE_MATCH_1}${CMAKE_MATCH_2}")
@@ -57,13 +95,9 @@ function(khub_kernels_variant_names cpu_out cuda_out)
   else()
     set(abi "-cxx11")
   endif()
-  set(arch ${CMAKE_SYSTEM_PROCESSOR})
-  if(arch MATCHES "^(amd64|AMD64)$")
-    set(arch x86_64)
-  elseif(arch MATCHES "^(arm64|ARM64)$")
-    set(arch aarch64)
-  endif()
-  string(TOLOWER ${CMAKE_SYSTEM_NAME} os)
+  _khub_arch_os(arch_os)
+  string(REGEX REPLACE "-[^-]+$" "" arch "${arch_os}")
+  string(REGEX REPLACE "^.*-" "" os "${arch_os}")
   set(${cpu_out} "${torch}${abi}-cpu-${arch}-${os}" PARENT_SCOPE)
   if(KHUB_HAVE_CUDA AND KHUB_TORCH_CUDA_VERSION MATCHES "^([0-9]+)\\.([0-9]+)")
     set(${cuda_out} "${torch}${abi}-cu${CMAKE_MATCH_1}${CMAKE_MATCH_2}-${arch}-${os}" PARENT_SCOPE)
@@ -138,8 +172,17 @@ endfunction()
 # metadata.json as kernel-builder writes it: serde pretty, 2-space indent, no trailing newline, no digest
 # (`khub hash` adds it; see KHUB_KERNELS_DIGEST).
 function(_khub_write_metadata file name id version license backend archs)
+  set(pydeps "[]")
+  if(ARGN)  # python-depends names (tvm-ffi variants: "tvm-ffi", which kernels checks imports as tvm_ffi)
+    set(pydeps "")
+    foreach(d ${ARGN})
+      string(APPEND pydeps "${sep}\n    \"${d}\"")
+      set(sep ",")
+    endforeach()
+    set(pydeps "[${pydeps}\n  ]")
+  endif()
   set(j "{\n  \"name\": \"${name}\",\n  \"id\": \"${id}\",\n  \"version\": ${version},\n")
-  string(APPEND j "  \"license\": \"${license}\",\n  \"python-depends\": [],\n  \"kernel-depends\": [],\n")
+  string(APPEND j "  \"license\": \"${license}\",\n  \"python-depends\": ${pydeps},\n  \"kernel-depends\": [],\n")
   string(APPEND j "  \"backend\": {\n    \"type\": \"${backend}\"")
   if(archs)
     string(APPEND j ",\n    \"archs\": [")
@@ -155,12 +198,71 @@ function(_khub_write_metadata file name id version license backend archs)
   file(COPY_FILE ${file}.tmp ${file} ONLY_IF_DIFFERENT)
 endfunction()
 
+# _ops.py of a tvm-ffi variant, as kernel-builder's templates/tvm_ffi/_ops.py.in renders it (the module is
+# loaded once and kept: tvm_ffi.load_module adds it to the module globals).
+function(_khub_write_tvm_ffi_ops_py file id)
+  file(WRITE ${file}.tmp "from pathlib import Path\nimport platform\n\nimport tvm_ffi\n\n"
+    "_SELF_PATH = Path(__file__).parent\n\n"
+    "if platform.system() == \"Darwin\":\n    ops = tvm_ffi.load_module(_SELF_PATH / \"${id}.dylib\")\n"
+    "elif platform.system() == \"Windows\":\n    ops = tvm_ffi.load_module(_SELF_PATH / \"${id}.dll\")\n"
+    "else:\n    ops = tvm_ffi.load_module(_SELF_PATH / \"${id}.so\")\n")
+  file(COPY_FILE ${file}.tmp ${file} ONLY_IF_DIFFERENT)
+endfunction()
+
 function(_khub_write_ops_py file id)
   file(WRITE ${file}.tmp "import torch\nfrom . import ${id}\nops = torch.ops.${id}\n\n\n"
     "def add_op_namespace_prefix(op_name: str):\n    \"\"\"Prefix op by namespace.\"\"\"\n"
     "    return f\"${id}::{op_name}\"\n")
   file(COPY_FILE ${file}.tmp ${file} ONLY_IF_DIFFERENT)
 endfunction()
+
+# One tvm-ffi variant of kernel `name` for `backend` (cpu|cuda), inside khub_kernel (reads its src, pyname,
+# includes and meta_* variables): a SHARED library <id>.so without `lib` prefix, -DTVM_FFI_EXTENSION_NAME=<id>,
+# -fno-gnu-unique, linked to libtvm_ffi.so (tvm_ffi::shared) and, for CUDA, libcudart; no torch, no
+# Python, no rpath (kernel-builder strips it; the host loads libtvm_ffi.so first).
+macro(_khub_tvm_ffi_variant name backend)
+  set(id _${pyname}_${backend}_tvm_ffi_${KHUB_KERNELS_UID_VALUE})
+  set(target khub_kernel_${name}_tvm_ffi_${backend})
+  if("${backend}" STREQUAL cpu)
+    set(variant ${KHUB_KERNELS_TVM_FFI_CPU_VARIANT})
+    set(archs "")
+  else()
+    set(variant ${KHUB_KERNELS_TVM_FFI_CUDA_VARIANT})
+    _khub_cuda_archs(archs)
+  endif()
+  set(stage ${CMAKE_CURRENT_BINARY_DIR}/${name}/${variant})
+  # manylinux_sstream.cpp keeps the module within manylinux_2_28's GLIBCXX versions; the version script
+  # exports only the __tvm_ffi_* entry points (and keeps those instantiations inside).
+  add_library(${target} SHARED ${src}/tvm-ffi-ext/tvm_ffi_binding.cpp ${_KHUB_KERNEL_CMAKE_DIR}/../common/src/manylinux_sstream.cpp
+                               $<TARGET_OBJECTS:khub_kernel_${name}_cpu_impl>)
+  target_include_directories(${target} PRIVATE ${includes})
+  target_compile_definitions(${target} PRIVATE TVM_FFI_EXTENSION_NAME=${id})
+  target_compile_options(${target} PRIVATE -fno-gnu-unique -Wall -Wextra -Werror)
+  target_link_options(${target} PRIVATE "LINKER:--version-script=${_KHUB_KERNEL_CMAKE_DIR}/tvm_ffi_exports.map")
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${_KHUB_KERNEL_CMAKE_DIR}/tvm_ffi_exports.map)
+  target_link_libraries(${target} PRIVATE tvm_ffi::shared)
+  if("${backend}" STREQUAL cuda)
+    target_sources(${target} PRIVATE $<TARGET_OBJECTS:khub_kernel_${name}_cuda_impl>)
+    target_compile_definitions(${target} PRIVATE KHUB_KERNEL_CUDA=1)
+    target_link_libraries(${target} PRIVATE CUDA::cudart)
+  endif()
+  set_target_properties(${target} PROPERTIES
+    OUTPUT_NAME ${id} PREFIX "" SUFFIX ".so" CXX_VISIBILITY_PRESET hidden SKIP_BUILD_RPATH ON
+    LIBRARY_OUTPUT_DIRECTORY ${stage})
+  _khub_write_metadata(${stage}/metadata.json ${name} ${id} ${meta_version} ${meta_license} ${backend} "${archs}"
+                       tvm-ffi)
+  _khub_write_tvm_ffi_ops_py(${stage}/_ops.py ${id})
+  set(dest ${KHUB_KERNELS_OUTPUT_DIR}/${name}/build/${variant})
+  add_custom_command(TARGET ${target} POST_BUILD
+    COMMAND ${CMAKE_COMMAND} -DSTAGE=${stage} -DDEST=${dest} -DSO=$<TARGET_FILE:${target}>
+            -DPYDIR=${src}/tvm-ffi-ext/${pyname} -P ${_KHUB_KERNEL_CMAKE_DIR}/KhubInstallVariant.cmake
+    COMMENT "kernels: ${name} -> ${dest}" VERBATIM)
+  add_dependencies(khub_kernels ${target})
+  set_property(GLOBAL APPEND PROPERTY KHUB_KERNEL_VARIANT_TARGETS ${target})
+  set_property(GLOBAL APPEND PROPERTY KHUB_KERNEL_VARIANT_DIRS ${dest})
+  set_property(TARGET ${target} PROPERTY KHUB_VARIANT_DIR ${dest})
+  set_property(TARGET ${target} PROPERTY KHUB_VARIANT_ID ${id})
+endmacro()
 
 # khub_kernel(<name> CPU_SOURCES ... CUDA_SOURCES ... INCLUDES ...)
 function(khub_kernel name)
@@ -190,7 +292,7 @@ function(khub_kernel name)
                                                               -Werror)
   set_target_properties(khub_kernel_${name}_cpu_impl PROPERTIES CXX_VISIBILITY_PRESET hidden)
   set(backends cpu)
-  if(KHUB_KERNELS_CUDA_VARIANT)
+  if(KHUB_KERNELS_CUDA_VARIANT OR KHUB_KERNELS_TVM_FFI_CUDA_VARIANT)
     list(TRANSFORM ARG_CUDA_SOURCES PREPEND ${src}/)
     add_library(khub_kernel_${name}_cuda_impl OBJECT ${ARG_CUDA_SOURCES})
     target_include_directories(khub_kernel_${name}_cuda_impl PRIVATE ${includes})
@@ -202,12 +304,28 @@ function(khub_kernel name)
     list(APPEND backends cuda)
   endif()
 
-  set(abis torch)
+  set(abis "")
+  if(KHUB_HAVE_TORCH)
+    list(APPEND abis torch)
+  endif()
   if(KHUB_KERNELS_STABLE_CPU_VARIANT)
     list(APPEND abis stable)
   endif()
+  if(KHUB_KERNELS_TVM_FFI_CPU_VARIANT AND EXISTS ${src}/tvm-ffi-ext/tvm_ffi_binding.cpp)
+    list(APPEND abis tvm_ffi)
+  endif()
   foreach(abi ${abis})
     foreach(backend ${backends})
+      if(abi STREQUAL tvm_ffi)
+        if(backend STREQUAL cuda AND NOT KHUB_KERNELS_TVM_FFI_CUDA_VARIANT)
+          continue()
+        endif()
+        _khub_tvm_ffi_variant(${name} ${backend})
+        continue()
+      endif()
+      if(backend STREQUAL cuda AND NOT KHUB_KERNELS_CUDA_VARIANT)
+        continue()
+      endif()
       if(abi STREQUAL torch)
         set(id _${pyname}_${backend}_${KHUB_KERNELS_UID_VALUE})
         set(target khub_kernel_${name}_${backend})
