@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "adaln.h"
+#include "op_schemas.h"
 #include "khub_kernels/torch_glue.h"
 #include "khub_kernels/torch_register.h"
 #ifdef KHUB_KERNEL_CUDA
@@ -189,12 +190,7 @@ std::tuple<at::Tensor, at::Tensor> gated_residual_adaln_rms_table_meta(const at:
 }  // namespace khub_kernels::adaln
 
 KHUB_LIBRARY(m) {
-  m.def("adaln_rms(Tensor x, Tensor scale, Tensor shift, float eps) -> Tensor");
-  m.def("adaln_rms_table(Tensor x, Tensor table, Tensor temb, int shift_chunk, float eps) -> Tensor");
-  m.def("gated_residual_adaln_rms(Tensor h, Tensor delta, Tensor gate, Tensor scale, Tensor shift, float eps)"
-        " -> (Tensor, Tensor)");
-  m.def("gated_residual_adaln_rms_table(Tensor h, Tensor delta, Tensor table, Tensor temb, int gate_chunk,"
-        " int shift_chunk, float eps) -> (Tensor, Tensor)");
+  for (const char* schema : khub_kernels::adaln::kOpSchemas) m.def(schema);
 }
 
 #define KHUB_ADALN_IMPLS(m)                                                                        \

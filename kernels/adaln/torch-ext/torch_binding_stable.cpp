@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "adaln.h"
+#include "op_schemas.h"
 #include "khub_kernels/stable_glue.h"
 #include "khub_kernels/stable_register.h"
 #ifdef KHUB_KERNEL_CUDA
@@ -194,12 +195,7 @@ Pair gated_residual_adaln_rms_table_meta(const Tensor& h, const Tensor&, const T
 }  // namespace khub_kernels::adaln
 
 KHUB_STABLE_LIBRARY(m) {
-  m.def("adaln_rms(Tensor x, Tensor scale, Tensor shift, float eps) -> Tensor");
-  m.def("adaln_rms_table(Tensor x, Tensor table, Tensor temb, int shift_chunk, float eps) -> Tensor");
-  m.def("gated_residual_adaln_rms(Tensor h, Tensor delta, Tensor gate, Tensor scale, Tensor shift, float eps)"
-        " -> (Tensor, Tensor)");
-  m.def("gated_residual_adaln_rms_table(Tensor h, Tensor delta, Tensor table, Tensor temb, int gate_chunk,"
-        " int shift_chunk, float eps) -> (Tensor, Tensor)");
+  for (const char* schema : khub_kernels::adaln::kOpSchemas) m.def(schema);
 }
 
 #define KHUB_ADALN_IMPLS(m)                                                                                  \

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "geglu.h"
+#include "op_schemas.h"
 #include "khub_kernels/torch_glue.h"
 #include "khub_kernels/torch_register.h"
 #ifdef KHUB_KERNEL_CUDA
@@ -77,8 +78,7 @@ at::Tensor gelu_tanh_meta(const at::Tensor& x) { return meta("gelu_tanh", x, fal
 }  // namespace khub_kernels::geglu
 
 KHUB_LIBRARY(m) {
-  m.def("geglu(Tensor x, bool approximate=False) -> Tensor");
-  m.def("gelu_tanh(Tensor x) -> Tensor");
+  for (const char* schema : khub_kernels::geglu::kOpSchemas) m.def(schema);
 }
 
 KHUB_LIBRARY_IMPL(CPU, m) {

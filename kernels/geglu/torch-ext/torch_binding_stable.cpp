@@ -2,6 +2,7 @@
 // torch_binding.cpp on torch::stable::Tensor, over the same torch-free CPU implementation and CUDA
 // launcher. Kernels are registered boxed; failed checks throw std::runtime_error.
 #include "geglu.h"
+#include "op_schemas.h"
 #include "khub_kernels/stable_glue.h"
 #include "khub_kernels/stable_register.h"
 #ifdef KHUB_KERNEL_CUDA
@@ -72,8 +73,7 @@ Tensor gelu_tanh_meta(const Tensor& x) { return meta(x, false); }
 }  // namespace khub_kernels::geglu
 
 KHUB_STABLE_LIBRARY(m) {
-  m.def("geglu(Tensor x, bool approximate=False) -> Tensor");
-  m.def("gelu_tanh(Tensor x) -> Tensor");
+  for (const char* schema : khub_kernels::geglu::kOpSchemas) m.def(schema);
 }
 
 KHUB_STABLE_LIBRARY_IMPL(CPU, m) {

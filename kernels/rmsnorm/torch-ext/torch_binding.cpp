@@ -5,6 +5,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "op_schemas.h"
 #include "khub_kernels/torch_glue.h"
 #include "khub_kernels/torch_register.h"
 #include "rmsnorm.h"
@@ -115,9 +116,7 @@ std::tuple<at::Tensor, at::Tensor> fused_add_rms_norm_meta(const at::Tensor& x, 
 }  // namespace khub_kernels::rmsnorm
 
 KHUB_LIBRARY(m) {
-  m.def("rms_norm(Tensor x, Tensor? weight, float eps) -> Tensor");
-  m.def("rms_norm_rounding(Tensor x, Tensor? weight, float eps, str rounding) -> Tensor");
-  m.def("fused_add_rms_norm(Tensor x, Tensor residual, Tensor? weight, float eps) -> (Tensor, Tensor)");
+  for (const char* schema : khub_kernels::rmsnorm::kOpSchemas) m.def(schema);
 }
 
 KHUB_LIBRARY_IMPL(CPU, m) {

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "op_schemas.h"
 #include "khub_kernels/stable_glue.h"
 #include "khub_kernels/stable_register.h"
 #include "rmsnorm.h"
@@ -118,9 +119,7 @@ std::tuple<Tensor, Tensor> fused_add_rms_norm_meta(const Tensor& x, const Tensor
 }  // namespace khub_kernels::rmsnorm
 
 KHUB_STABLE_LIBRARY(m) {
-  m.def("rms_norm(Tensor x, Tensor? weight, float eps) -> Tensor");
-  m.def("rms_norm_rounding(Tensor x, Tensor? weight, float eps, str rounding) -> Tensor");
-  m.def("fused_add_rms_norm(Tensor x, Tensor residual, Tensor? weight, float eps) -> (Tensor, Tensor)");
+  for (const char* schema : khub_kernels::rmsnorm::kOpSchemas) m.def(schema);
 }
 
 #define KHUB_RMSNORM_IMPLS(m)                                                       \

@@ -6,6 +6,7 @@
 #include <optional>
 #include <tuple>
 
+#include "op_schemas.h"
 #include "khub_kernels/stable_glue.h"
 #include "khub_kernels/stable_register.h"
 #include "rope3d.h"
@@ -287,14 +288,7 @@ Pair rms_norm_rope_table_qk_meta(const Tensor& q, const Tensor&, const OptTensor
 }  // namespace khub_kernels::rope3d
 
 KHUB_STABLE_LIBRARY(m) {
-  m.def("apply_rotary_emb(Tensor x, Tensor cos, Tensor sin) -> Tensor");
-  m.def("apply_rotary_emb_qk(Tensor q, Tensor k, Tensor cos, Tensor sin) -> (Tensor, Tensor)");
-  m.def("apply_rotary_emb_table_qk(Tensor q, Tensor k, Tensor cos_table, Tensor sin_table, Tensor index)"
-        " -> (Tensor, Tensor)");
-  m.def("apply_rotary_emb_coords_qk(Tensor q, Tensor k, Tensor coords, Tensor freqs) -> (Tensor, Tensor)");
-  m.def("rms_norm_rope_table_qk(Tensor q, Tensor k, Tensor? q_weight, Tensor? k_weight, float eps,"
-        " Tensor cos_table, Tensor sin_table, Tensor index) -> (Tensor, Tensor)");
-  m.def("ltx_rope_tables(Tensor positions, int dim, float theta=10000.0) -> (Tensor, Tensor)");
+  for (const char* schema : khub_kernels::rope3d::kOpSchemas) m.def(schema);
 }
 
 #define KHUB_ROPE_IMPLS(m)                                                                              \
