@@ -137,13 +137,15 @@ TEST_F(VariantsCli, DetectsThisMachineByDefault) {
     EXPECT_EQ(j["chosen"], j["host"]["backend"] == "cuda" ? "torch-cuda" : "torch-cpu");
     EXPECT_TRUE(j["loadable"].is_null());
   } else {
-    // Built with LibTorch: the host runs that torch, so its own arch build is chosen.
+    // Built with LibTorch: the host runs that torch, so the stable-ABI build (Torch 2.10 or later)
+    // or else its own arch build is chosen.
     const std::string cuda = KHUB_BUILT_TORCH_CUDA;
     std::string mm = torch.substr(0, torch.find('.')) + torch.substr(torch.find('.') + 1);
     std::string compute = cuda.empty() ? "cpu" : "cu" + cuda.substr(0, cuda.find('.')) + cuda.substr(cuda.find('.') + 1);
     EXPECT_EQ(j["host"]["torch"], torch);
     EXPECT_EQ(j["host"]["cxx11_abi"], true);
-    EXPECT_EQ(j["chosen"], "torch" + mm + "-cxx11-" + compute + "-x86_64-linux");
+    const bool stable = std::stoi(mm) >= 210;
+    EXPECT_EQ(j["chosen"], (stable ? "torch-stable-abi210-" : "torch" + mm + "-cxx11-") + compute + "-x86_64-linux");
   }
   for (const Json& d : j["trace"]) {
     if (!d["accepted"].get<bool>()) {

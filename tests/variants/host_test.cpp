@@ -170,17 +170,27 @@ TEST(Detect, MatchesUnameAndIsStable) {
 TEST(DefaultCandidates, FollowBuilderNaming) {
   HostInfo h = linux_host({2, 12}, cuda(13, 0));
   EXPECT_EQ(default_candidates(h),
-            (std::vector<std::string>{"torch212-cxx11-cpu-x86_64-linux", "torch212-cxx11-cu130-x86_64-linux",
-                                      "torch-cpu", "torch-cuda"}));
-  EXPECT_EQ(resolve_variants(default_candidates(h), h).chosen()->name, "torch212-cxx11-cu130-x86_64-linux");
+            (std::vector<std::string>{"torch-stable-abi210-cpu-x86_64-linux", "torch-stable-abi210-cu130-x86_64-linux",
+                                      "torch212-cxx11-cpu-x86_64-linux", "torch212-cxx11-cu130-x86_64-linux",
+                                      "tvm-ffi01-cpu-x86_64-linux", "tvm-ffi01-cu130-x86_64-linux", "torch-cpu",
+                                      "torch-cuda"}));
+  // The stable-ABI build comes first, as in the Python client.
+  EXPECT_EQ(resolve_variants(default_candidates(h), h).chosen()->name, "torch-stable-abi210-cu130-x86_64-linux");
+  EXPECT_EQ(resolve_variants(default_candidates(linux_host({2, 9}, cuda(13, 0))), linux_host({2, 9}, cuda(13, 0)))
+                .chosen()->name,
+            "torch29-cxx11-cu130-x86_64-linux");  // too old for the stable-ABI 2.10 build
 
   EXPECT_EQ(default_candidates(darwin_host(metal(), Version{26, 0})),
-            (std::vector<std::string>{"torch210-cpu-aarch64-darwin", "torch210-metal-aarch64-darwin", "torch-cpu",
+            (std::vector<std::string>{"torch-stable-abi210-cpu-aarch64-darwin", "torch-stable-abi210-metal-aarch64-darwin",
+                                      "torch210-cpu-aarch64-darwin", "torch210-metal-aarch64-darwin",
+                                      "tvm-ffi01-cpu-aarch64-darwin", "tvm-ffi01-metal-aarch64-darwin", "torch-cpu",
                                       "torch-metal"}));
   EXPECT_EQ(default_candidates(linux_host(std::nullopt, backend(BackendKind::Cann, 8, 3), "aarch64")),
-            (std::vector<std::string>{"torch212-cxx11-cpu-aarch64-linux", "torch212-cxx11-cann83-aarch64-linux",
-                                      "torch213-cxx11-cpu-aarch64-linux", "torch213-cxx11-cann83-aarch64-linux",
-                                      "torch-cpu", "torch-npu"}));
+            (std::vector<std::string>{"torch-stable-abi210-cpu-aarch64-linux",
+                                      "torch-stable-abi210-cann83-aarch64-linux", "torch212-cxx11-cpu-aarch64-linux",
+                                      "torch212-cxx11-cann83-aarch64-linux", "torch213-cxx11-cpu-aarch64-linux",
+                                      "torch213-cxx11-cann83-aarch64-linux", "tvm-ffi01-cpu-aarch64-linux",
+                                      "tvm-ffi01-cann83-aarch64-linux", "torch-cpu", "torch-npu"}));
 }
 
 }  // namespace
