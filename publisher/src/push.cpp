@@ -16,6 +16,7 @@
 #include "khub/base/url.h"
 #include "khub/protocol/build_config.h"
 #include "khub/protocol/metadata.h"
+#include "khub/publish/kernel_depends.h"
 #include "khub/publish/upload_plan.h"
 #include "xet_upload.h"
 
@@ -276,6 +277,16 @@ Expected<PushResult> push_build(const BuildTree& tree, const PushOptions& o, htt
   }
   say(o, "Found " + std::to_string(tree.variants.size()) + " build variant(s) in " + tree.variants_dir.string());
   KHUB_TRY(auto target, resolve_target(tree, o));
+  // kernel-depends from build.toml into each variant's metadata.json, before the checks read them.
+  if (auto config = find_build_config(tree); !config) {
+    say(o, "warning: kernel-depends not written into metadata.json: " + config.error().message);
+  } else if (*config) {
+    KHUB_TRY(auto changes, sync_kernel_depends(tree, **config, !o.dry_run));
+    for (const auto& c : changes)
+      say(o, std::string(o.dry_run ? "Would write" : "Wrote") + " kernel-depends from build.toml into " + c.variant +
+                 "/metadata.json (" + std::to_string(c.after.size()) + " entries, was " +
+                 std::to_string(c.before.size()) + ")");
+  }
   if (o.run_checks) {
     CheckOptions check = o.check;
     check.abi = check.abi && o.abi_policy != PushOptions::AbiPolicy::Off;

@@ -5,12 +5,14 @@
 #include <fstream>
 
 #include "khub/base/hash.h"
+#include "khub/protocol/metadata.h"
 #include "push_fixture.h"
 
 namespace khub::publish {
 namespace {
 
 using khub::testing::minimal_metadata;
+using khub::testing::slurp;
 
 const std::string kA = "torch212-cxx11-cu130-x86_64-linux";
 const std::string kB = "torch212-cxx11-cu126-x86_64-linux";
@@ -305,6 +307,73 @@ TEST_F(Push, BuildTomlProblemsAreNamed) {
   EXPECT_NE(branch.error().message.find("branch 'bad..b' (general.hub.branch of build.toml)"), std::string::npos)
       << branch.error().message;
   EXPECT_EQ(transport_.requests, 0);
+}
+
+// kernel-depends from build.toml go into every variant's metadata.json before the upload: [general]
+// for all, [general.cuda] added for the cuda ones; a re-push changes nothing; a dry run only says
+// what it would write; a signed variant whose list would change is refused before any request.
+TEST_F(Push, WritesKernelDependsFromBuildToml) {
+  const std::string cpu = "torch212-cxx11-cpu-x86_64-linux";
+  make_build(1024);
+  add_variant(cpu, R"({"name":"relu","id":"_relu_cpu_abc1234","version":1,"license":"Apache-2.0",)"
+                   R"("python-depends":[],"kernel-depends":[],"backend":{"type":"cpu"}})");
+  copy_in(KHUB_FIXTURE_NS_GOOD, cpu + "/_relu_cpu_abc1234.abi3.so");
+  hash_all();
+  auto toml = [&](const std::string& cuda_dep) {
+    std::ofstream(kernel() / "build.toml")
+        << "[general]\nname = \"relu\"\nversion = 1\nedition = 5\nlicense = \"Apache-2.0\"\nbackends = [\"cpu\", "
+           "\"cuda\"]\nkernel-depends = [{ repo-id = \"org/a\", version = 2 }]\n[general.cuda]\nkernel-depends = [{ "
+           "repo-id = \"" + cuda_dep + "\", revision = \"main\" }]\n[torch]\nsrc = []\n";
+  };
+  toml("org/b");
+  std::vector<std::string> lines;
+  auto o = options();
+  o.abi_policy = PushOptions::AbiPolicy::Off;
+  o.status = [&](std::string_view l) { lines.emplace_back(l); };
+  auto r = push(o);
+  ASSERT_TRUE(r) << r.error().describe();
+  const protocol::KernelDependency a{"org/a", 2, std::nullopt}, b{"org/b", std::nullopt, "main"};
+  for (const auto& [variant, wanted] : std::vector<std::pair<std::string, std::vector<protocol::KernelDependency>>>{
+           {kA, {a, b}}, {kB, {a, b}}, {cpu, {a}}}) {
+    auto m = protocol::read_metadata(build() / variant / "metadata.json");
+    ASSERT_TRUE(m) << m.error().message;
+    EXPECT_EQ(m->kernel_depends, wanted) << variant;
+    auto local = hash_file(build() / variant / "metadata.json", HashAlgorithm::Sha256);
+    ASSERT_TRUE(local);
+    EXPECT_EQ(files_on("v1").at("build/" + variant + "/metadata.json"), to_hex(*local)) << variant;
+  }
+  EXPECT_NE(std::find(lines.begin(), lines.end(),
+                      "Wrote kernel-depends from build.toml into " + cpu + "/metadata.json (1 entries, was 0)"),
+            lines.end());
+
+  lines.clear();
+  auto again = push(o);
+  ASSERT_TRUE(again) << again.error().describe();
+  EXPECT_EQ(again->status, "no_changes");
+  for (const auto& l : lines) EXPECT_EQ(l.find("kernel-depends"), std::string::npos) << l;
+
+  toml("org/c");
+  const std::string before = slurp(build() / kA / "metadata.json");
+  auto dry = o;
+  dry.dry_run = true;
+  lines.clear();
+  ASSERT_TRUE(push(dry));
+  EXPECT_NE(std::find(lines.begin(), lines.end(),
+                      "Would write kernel-depends from build.toml into " + kA + "/metadata.json (2 entries, was 2)"),
+            lines.end());
+  EXPECT_EQ(slurp(build() / kA / "metadata.json"), before);
+
+  write(kA + "/metadata.json.sigstore", "{}");
+  const int requests = transport_.requests;
+  auto signed_variant = push(o);
+  ASSERT_FALSE(signed_variant);
+  EXPECT_EQ(signed_variant.error().code, ErrorCode::InvalidArgument);
+  EXPECT_EQ(signed_variant.error().message,
+            kA + "/metadata.json: its kernel-depends differ from build.toml, and metadata.json.sigstore signs the "
+                 "file as it is");
+  EXPECT_EQ(slurp(build() / kA / "metadata.json"), before);
+  EXPECT_EQ(slurp(build() / kB / "metadata.json").find("org/c"), std::string::npos);  // none written
+  EXPECT_EQ(transport_.requests, requests);
 }
 
 // The commit to the new version branch fails (a 500; commits are not retried): the branch this push
