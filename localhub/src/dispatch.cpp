@@ -81,6 +81,9 @@ void dispatch_read(Hub& hub, const Req& req, Res& res) {
   if (!route) return send_error(res, 400, "BadRequest", "malformed percent-encoding in the request path");
   const auto& s = route->segs;
   if (s.size() == 2 && s[0] == "api" && s[1] == "whoami-v2") return get_whoami(hub, req, res);
+  if (s.size() == 2 && s[0] == "api" && repo_type_from_segment(s[1])) {
+    return get_repo_list(hub, req, res, *repo_type_from_segment(s[1]));
+  }
   if (s.size() == 4 && s[0] == "api" && s[1] == "organizations" && s[3] == "overview") {
     return get_org_overview(hub, req, res, s[2]);
   }

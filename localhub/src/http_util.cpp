@@ -224,6 +224,20 @@ bool check_gate(const Hub& hub, const Identity& who, const RepoRecord& repo, htt
   return false;
 }
 
+std::optional<std::size_t> count_param(const httplib::Request& req, httplib::Response& res, const char* name,
+                                       std::size_t fallback, std::size_t lowest, std::size_t highest) {
+  auto text = req.get_param_value(name);
+  if (text.empty()) return fallback;
+  char* end = nullptr;
+  auto n = std::strtoull(text.c_str(), &end, 10);
+  if (*end || text[0] == '-' || n < lowest || n > highest) {
+    send_error(res, 400, "BadRequest", std::string(name) + " must be a whole number from " + std::to_string(lowest) +
+                                           " to " + std::to_string(highest) + ", got '" + text + "'");
+    return std::nullopt;
+  }
+  return static_cast<std::size_t>(n);
+}
+
 Expected<std::string> read_body(const httplib::ContentReader& reader, std::uint64_t limit) {
   std::string body;
   bool too_large = false;

@@ -81,6 +81,10 @@ bool check_field_types(const nlohmann::json& body, std::initializer_list<FieldTy
 std::string string_field(const nlohmann::json& body, const char* key, std::string fallback = {});
 bool bool_field(const nlohmann::json& body, const char* key, bool fallback);
 
+/// A whole-number query parameter: `fallback` when absent, nullopt (after a 400) when malformed or
+/// outside [lowest, highest].
+std::optional<std::size_t> count_param(const httplib::Request& req, httplib::Response& res, const char* name,
+                                       std::size_t fallback, std::size_t lowest, std::size_t highest);
 /// Reads the whole request body, up to `limit` bytes (413 PayloadTooLarge beyond).
 Expected<std::string> read_body(const httplib::ContentReader& reader, std::uint64_t limit);
 

@@ -2,7 +2,8 @@
 // Route handlers, one group per file: routes_repo.cpp (repos, refs, trees, orgs, whoami),
 // routes_files.cpp (resolve and blob downloads), routes_upload.cpp (preupload, Git LFS),
 // routes_commit.cpp (NDJSON commits), routes_xet_token.cpp and routes_cas.cpp (Xet),
-// routes_discussions.cpp (pull requests), routes_rewrite.cpp (moves, super-squash, LFS deletion).
+// routes_discussions.cpp (pull requests), routes_rewrite.cpp (moves, super-squash, LFS deletion),
+// routes_list.cpp (repo listings).
 // dispatch.cpp parses the path and calls them.
 #include <string>
 #include <string_view>
@@ -61,6 +62,9 @@ void get_xorb_data(Hub& hub, const Req& req, Res& res, std::string_view xorb);
 /// POST /v2/shards and /v1/xorb-grants: 404 after the body, so the client falls back to v1.
 void post_cas_fallback(Hub& hub, const Req& req, Res& res, const Reader& reader);
 void post_telemetry(Hub& hub, const Req& req, Res& res, const Reader& reader);
+
+// routes_list.cpp: GET /api/{type}s
+void get_repo_list(Hub& hub, const Req& req, Res& res, RepoType type);
 
 // routes_discussions.cpp
 void post_discussion(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key);

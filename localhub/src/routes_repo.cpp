@@ -5,6 +5,7 @@
 
 #include "khub/base/redact.h"
 #include "khub/json/fields.h"
+#include "card_metadata.h"
 #include "routes.h"
 #include "tree_hash.h"
 
@@ -76,21 +77,6 @@ std::string html_escape(std::string_view text) {
 }
 
 bool param_true(std::string_view v) { return v == "true" || v == "True" || v == "1"; }
-
-// A whole-number query parameter: `fallback` when absent, nullopt (after a 400) when malformed.
-std::optional<std::size_t> count_param(const Req& req, Res& res, const char* name, std::size_t fallback,
-                                       std::size_t lowest, std::size_t highest) {
-  auto text = req.get_param_value(name);
-  if (text.empty()) return fallback;
-  char* end = nullptr;
-  auto n = std::strtoull(text.c_str(), &end, 10);
-  if (*end || text[0] == '-' || n < lowest || n > highest) {
-    send_error(res, 400, "BadRequest", std::string(name) + " must be a whole number from " + std::to_string(lowest) +
-                                           " to " + std::to_string(highest) + ", got '" + text + "'");
-    return std::nullopt;
-  }
-  return static_cast<std::size_t>(n);
-}
 
 // expand=true: each path's lastCommit, the newest commit from `commit` back whose tree changed the
 // path's oid (file or folder). Walks the history only as far as the oldest answer needs.
@@ -392,17 +378,18 @@ void get_auth_check(Hub& hub, const Req& req, Res& res, const RepoKey& key, bool
 }
 
 void post_validate_yaml(Hub& hub, const Req& req, Res& res, const Reader& reader) {
-  // The README metadata block must be closed; its YAML itself is not interpreted here.
   if (hub.identify(req).bad_token) return send_error(res, 401, "Unauthorized", "Invalid credentials in Authorization header");
   auto j = json_body(hub, reader, res);
-  if (!j || !check_field_types(*j, {{"content", json::value_t::string}}, res)) return;
-  auto content = string_field(*j, "content");
-  json errors = json::array();
-  if (content.starts_with("---\n") || content.starts_with("---\r\n")) {
-    auto close = content.find("\n---", 3);
-    if (close == std::string::npos) errors.push_back({{"message", "the metadata block opened by '---' is never closed"}});
+  if (!j || !check_field_types(*j, {{"content", json::value_t::string}, {"repoType", json::value_t::string}}, res)) return;
+  auto check = check_card_metadata(string_field(*j, "content"));
+  json errors = json::array(), warnings = json::array();
+  for (const auto& e : check.errors) errors.push_back({{"message", e}});
+  for (const auto& w : check.warnings) warnings.push_back({{"message", w}});
+  if (!check.errors.empty()) {
+    res.set_header("X-Error-Code", "BadRequest");
+    res.set_header("X-Error-Message", one_printable_line(check.errors.front(), 300));
   }
-  send_json(res, {{"errors", errors}, {"warnings", json::array()}}, errors.empty() ? 200 : 400);
+  send_json(res, {{"errors", errors}, {"warnings", warnings}}, errors.empty() ? 200 : 400);
 }
 
 void post_create_repo(Hub& hub, const Req& req, Res& res, const Reader& reader) {

@@ -162,6 +162,20 @@ Expected<RepoRecord> RepoStore::find_repo(const RepoKey& key) const {
   return repo_not_found(key);
 }
 
+Expected<std::vector<RepoRecord>> RepoStore::list_repos(RepoType type, std::string_view author,
+                                                       std::string_view search) const {
+  KHUB_TRY(auto conn, impl_->pool->acquire());
+  db::Statement st(conn.get(),
+                   "SELECT id, type, ns, name, private, created_at, gated FROM repos WHERE type=?1 "
+                   "AND (?2 = '' OR ns = ?2 COLLATE NOCASE) AND instr(lower(ns || '/' || name), lower(?3)) > 0 "
+                   "ORDER BY created_at DESC, id DESC");
+  st.bind(1, to_string(type)).bind(2, author).bind(3, search);
+  std::vector<RepoRecord> out;
+  while (st.step()) out.push_back(read_repo(st));
+  if (st.error()) return *st.error();
+  return out;
+}
+
 Status RepoStore::set_private(const RepoKey& key, bool is_private) {
   std::lock_guard lock(impl_->write_mutex);
   KHUB_TRY(auto conn, impl_->pool->acquire());

@@ -218,5 +218,45 @@ TEST_F(HubParityTest, ProfilesDefaultsAndFormattedCommits) {
   EXPECT_FALSE(get_json("/api/models/alice/m/commits/main")[0].contains("formatted"));
 }
 
+TEST_F(HubParityTest, ListsReposByAuthorAndSearchShowingPrivateOnesToTheirNamespace) {
+  ASSERT_EQ(create_repo("model", "alice", "secret-one", "hf_alice", true)->status, 200);
+  ASSERT_EQ(create_repo("model", "alice", "Open-One", "hf_alice")->status, 200);
+  ASSERT_EQ(create_repo("model", "acme", "open-one", "hf_alice")->status, 200);
+  ASSERT_EQ(create_repo("dataset", "alice", "data-one", "hf_alice")->status, 200);
+  auto ids = [&](const std::string& query, const std::string& token) {
+    std::vector<std::string> out;
+    for (const auto& m : get_json("/api/models" + query, token)) out.push_back(m["id"]);
+    return out;
+  };
+  EXPECT_EQ(ids("?author=alice&search=ONE", ""), std::vector<std::string>{"alice/Open-One"});
+  EXPECT_EQ(ids("?author=alice&search=one", "hf_alice"), (std::vector<std::string>{"alice/Open-One", "alice/secret-one"}));
+  EXPECT_EQ(ids("?author=alice&search=one", "hf_bob"), std::vector<std::string>{"alice/Open-One"});
+  EXPECT_EQ(ids("?search=open", "").size(), 2u);
+  EXPECT_EQ(ids("?search=one&filter=text-generation", "hf_alice").size(), 0u);  // no repo here has tags
+  EXPECT_EQ(get_json("/api/datasets?author=alice")[0]["id"], "alice/data-one");
+  auto page = client_->Get("/api/models?search=one&limit=1", auth("hf_alice"));
+  ASSERT_EQ(page->status, 200);
+  EXPECT_EQ(json::parse(page->body).size(), 1u);
+  EXPECT_NE(page->get_header_value("Link").find("cursor=1"), std::string::npos);
+  EXPECT_EQ(client_->Get("/api/models?limit=0")->status, 400);
+}
+
+TEST_F(HubParityTest, ValidateYamlReportsErrorsAndTheMissingBlock) {
+  auto check = [&](const std::string& card) {
+    return client_->Post("/api/validate-yaml", auth("hf_alice"), json{{"content", card}, {"repoType", "model"}}.dump(),
+                         "application/json");
+  };
+  auto bad = check("\n---\nmodel-index: foo\n---\n\nA card.\n");
+  ASSERT_EQ(bad->status, 400);
+  EXPECT_EQ(json::parse(bad->body)["errors"][0]["message"], "\"model-index\" must be an array");
+  auto bare = check("A card without metadata");
+  ASSERT_EQ(bare->status, 200);
+  EXPECT_NE(json::parse(bare->body)["warnings"][0]["message"].get<std::string>().find("Empty or missing yaml metadata"),
+            std::string::npos);
+  auto good = check("---\nlicense: mit\n---\n");
+  EXPECT_EQ(good->status, 200);
+  EXPECT_EQ(json::parse(good->body)["warnings"].size(), 0u);
+}
+
 }  // namespace
 }  // namespace khub::localhub::testing

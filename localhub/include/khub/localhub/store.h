@@ -169,6 +169,10 @@ class RepoStore {
   /// RepoNotFound when absent.
   [[nodiscard]] Status delete_repo(const RepoKey& key);
   [[nodiscard]] Expected<RepoRecord> find_repo(const RepoKey& key) const;
+  /// Repos of `type`, newest first: those in namespace `author` (any case; empty = all) whose
+  /// "ns/name" contains `search` (any case; empty = all).
+  [[nodiscard]] Expected<std::vector<RepoRecord>> list_repos(RepoType type, std::string_view author,
+                                                             std::string_view search) const;
   /// Makes a repo private or public. RepoNotFound when absent.
   [[nodiscard]] Status set_private(const RepoKey& key, bool is_private);
   /// Sets the gating mode: "", "auto" or "manual". RepoNotFound when absent.
