@@ -48,7 +48,7 @@ TEST_P(RmsNormTest, MatchesReferenceForEveryShapeLayoutAndWeight) {
   // and above).
   if (on_cuda())
     shapes.insert(shapes.end(), {{16, 256, 128}, {2, 1024, 2048}, {2, 2688, 2048}, {8200, 2048}, {2048, 4096},
-                                 {4100, 4096}, {2048, 3072}});
+                                 {4100, 4096}, {2048, 3072}, {3, 8192}, {256, 8192}, {257, 8192}});
   for (const auto& shape : shapes) {
     for (Layout layout : {Layout::Contiguous, Layout::RowStrided, Layout::Misaligned}) {
       for (int wk = 0; wk < 3; ++wk) {
@@ -98,7 +98,8 @@ TEST_P(RmsNormTest, RoundingConventionsMatchTheirReferences) {
   const auto dtype = GetParam();
   auto f = op<RoundSig>(id(), "rms_norm_rounding");
   for (const char* rounding : {"fused", "qwen3", "diffusers"}) {
-    std::vector<std::vector<int64_t>> shapes{{3, 8, 128}, {4, 2048}, {5, 4096}};  // {5, 4096}: few-rows kernel
+    // {5, 4096}, {2, 8192}: few-rows kernels
+    std::vector<std::vector<int64_t>> shapes{{3, 8, 128}, {4, 2048}, {5, 4096}, {2, 8192}};
     // The keep kernel bypassing L1 and reading x into L1 (fp32: the engine).
     if (on_cuda()) shapes.insert(shapes.end(), {{2048, 2048}, {2, 2688, 2048}});
     for (const auto& shape : shapes) {
@@ -121,9 +122,11 @@ TEST_P(RmsNormTest, FusedAddReturnsNormOfRoundedSumAndTheSum) {
   // On CUDA: 16-bit rows of 2048 on the keep kernel at any count ({1, 2048}, {130, 2048} too), fp32
   // from 2048 rows; 16-bit rows of 4096 on the keep kernel below 2048 rows ({6, 4096} too), on the
   // two-pass kernel at 256 x 2 from 2048 and at 512 x 1 from 4096 rows; fp32 rows of 4096 on the
-  // keep kernel from 2048 rows, on the two-pass kernel at 1024 x 1 from 4096.
+  // keep kernel from 2048 rows, on the two-pass kernel at 1024 x 1 from 4096; 16-bit rows of 8192 on
+  // the keep kernel up to 256 rows, on the row engine beyond.
   if (on_cuda())
-    shapes.insert(shapes.end(), {{130, 2048}, {2, 2688, 2048}, {1000, 4096}, {2048, 4096}, {4100, 4096}});
+    shapes.insert(shapes.end(),
+                  {{130, 2048}, {2, 2688, 2048}, {1000, 4096}, {2048, 4096}, {4100, 4096}, {3, 8192}, {256, 8192}});
   for (const auto& shape : shapes) {
     for (Layout layout : {Layout::Contiguous, Layout::RowStrided, Layout::Misaligned}) {
       const auto x = make_input(shape, dtype, layout);

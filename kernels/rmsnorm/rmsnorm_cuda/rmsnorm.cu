@@ -17,6 +17,15 @@ namespace {
 constexpr int64_t kDedicatedMinRows = 2048;
 constexpr double kMiB = 1 << 20;
 
+// 16-bit decode rows of 8192 (up to kDecodeRows rows, one wave) on the keep kernel at
+// kDecodeGroup8192 threads a row, 2 chunks each, the weight loaded with the row; the fused add too.
+// Probe on the H200 (bf16, cold / graph us, bench/peers' method), [1,8192]: the row engine's 256 x 4
+// 5.18 / 2.55, keep 256 x 4 2.38 (graph), 1024 x 1 4.61 / 1.86, 512 x 2 4.19 / 1.59; [256,8192] 7.52 /
+// 3.53, 6.91 / 3.23, 6.53 / 2.83. Fused add [1,8192]: engine 5.76 / 2.95, 1024 x 1 4.99 / 2.20,
+// 512 x 2 4.64 / 1.98; [256,8192] 9.25 / 4.68, 8.58 / 4.43, 8.29 / 3.80. More rows: not measured.
+constexpr int64_t kDecodeRows = 256;
+constexpr int kDecodeGroup8192 = 512;
+
 // The keep kernel loading the weight with the row, before the reduction (WeightFirst), so no
 // memory round trip follows the reduction: cold 0.2-0.4 us and graph 0.1-0.3 us lower at every
 // configuration below but the few-rows one, where it changed nothing ([2,2688,2048] 14.02-14.08 /
@@ -55,6 +64,10 @@ bool run_add_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream
   const int64_t rows = a.x_layout.rows;
   using RR = RowRead;
   if constexpr (sizeof(T) == 2) {
+    if (a.n == 8192 && rows <= kDecodeRows) {
+      err = launch_add_keep<T, kDecodeGroup8192, 8192 / 8 / kDecodeGroup8192, 2048 / kDecodeGroup8192>(a, stream);
+      return true;
+    }
     if (a.n == 4096) {
       if (rows >= 2 * kDedicatedMinRows) err = launch_add_reload<T, 512, 1, 4, RR::L1KeepL2Hint, true, true>(a, stream);
       else if (rows >= kDedicatedMinRows) err = launch_add_reload<T, 256, 2, 8, RR::L1KeepL2Hint, true, true>(a, stream);
@@ -104,6 +117,19 @@ bool run_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cu
       err = launch_keep<T, 512, 1, 4>(x, xl, w, out, n, a.eps, rf, stream);
       return true;
     }
+    if (a.n == 8192 && rows <= kDecodeRows) {
+      err = keep_wf<T, kDecodeGroup8192, 8192 / 8 / kDecodeGroup8192, 2048 / kDecodeGroup8192>(x, xl, w, out, n,
+                                                                                             a.eps, rf, stream);
+      return true;
+    }
+    // q/k heads of 128, any number: 16 threads x 1 chunk ([1,8192,32,128] 36.35 -> 35.97 us against
+    // 8 x 2). Fewer than 2048 heads took the engine's 8 x 2 before: probe, 32 heads, cold / graph
+    // 4.22 / 1.62 us -> keep 16 x 1 3.74 / 1.17, weight loaded first 3.71 / 1.06 (512 heads 4.58 /
+    // 1.72 -> 4.19 / 1.14).
+    if (a.n == 128) {
+      err = keep_wf<T, 16, 1, 8>(x, xl, w, out, n, a.eps, rf, stream);
+      return true;
+    }
     if (rows < kDedicatedMinRows && (a.n == 2048 || a.n == 4096)) {
       err = a.n == 2048 ? keep_wf<T, 128, 2, 12>(x, xl, w, out, n, a.eps, rf, stream)
                         : keep_wf<T, 256, 2, 8>(x, xl, w, out, n, a.eps, rf, stream);
@@ -113,9 +139,6 @@ bool run_dedicated(const RmsNormArgs& a, bool vector_ok, cudaStream_t stream, cu
   if (rows < kDedicatedMinRows) return false;
   if constexpr (sizeof(T) == 2) {
     switch (a.n) {
-      case 128:  // 16 threads x 1 chunk: [1,8192,32,128] 36.35 -> 35.97 us against 8 x 2
-        err = keep_wf<T, 16, 1, 8>(x, xl, w, out, n, a.eps, rf, stream);
-        return true;
       case 2048:
         if (bytes <= 16 * kMiB) err = keep_wf<T, 128, 2, 16>(x, xl, w, out, n, a.eps, rf, stream);
         else if (bytes <= 32 * kMiB) err = keep_wf<T, 128, 2, 16, true>(x, xl, w, out, n, a.eps, rf, stream);
