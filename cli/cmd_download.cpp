@@ -2,6 +2,7 @@
 // host takes, into the shared cache; prints the snapshot folder. Exit 0 ok, 1 failure, 2 usage.
 #include "hub_cli.h"
 #include "khub/hub/download.h"
+#include "khub/hub/kernel_tree.h"
 
 namespace khub::cli {
 namespace {
@@ -28,14 +29,28 @@ Json to_json(const hub::RepoRevision& at, const std::filesystem::path& snapshot,
 
 void print_text(std::ostream& out, const Json& j) { out << j["snapshot"].get<std::string>() << '\n'; }
 
-// The variant this host takes, at the newest version unless one is named.
+// The variant this host takes, at the newest version unless one is named, and the variant of each
+// kernel of its kernel-depends tree (a Python-only one as the Python client would load it).
 Expected<Json> download_variant(hub::HubClient& client, const DownloadOptions& opts) {
   KHUB_TRY(auto host, host_for(opts.hub));
   KHUB_TRY(auto request, hub::kernel_request(client, lookup_for(opts.repo, opts.hub)));
   request.options.trust_remote_code = true;  // downloading runs nothing; trust is checked when loading
-  KHUB_TRY(auto k, hub::fetch_kernel(client, host, request));
+  KHUB_TRY(auto tree, hub::fetch_kernel_tree(client, host, request));
+  const auto& k = tree.kernel;
   for (const auto& w : k.warnings) std::cerr << "warning: " << w << '\n';
-  return to_json(k, hub::cache_of(client).snapshot_dir(k.repo, k.commit));
+  Json out = to_json(k, hub::cache_of(client).snapshot_dir(k.repo, k.commit));
+  out["dependencies"] = Json::array();
+  for (const auto& d : tree.dependencies) {
+    Json dep = to_json(d.kernel, d.local ? d.kernel.variant_dir : hub::cache_of(client).snapshot_dir(d.kernel.repo, d.kernel.commit));
+    dep["dependency"] = hub::describe(d.dependency);
+    dep["dependent"] = d.dependent;
+    dep["loadable"] = d.kernel.loadable;
+    if (!opts.hub.json)
+      std::cerr << "dependency " << hub::describe(d.dependency) << ": " << d.kernel.variant
+                << (d.kernel.loadable ? "" : " (Python-only build: only the Python `kernels` package loads it)") << '\n';
+    out["dependencies"].push_back(std::move(dep));
+  }
+  return out;
 }
 
 // Files, or with --all every file, at the named revision (default main).

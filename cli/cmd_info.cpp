@@ -18,7 +18,13 @@ Json to_json(const hub::KernelSummary& s) {
     out["metadata"] = {{"name", meta->name}, {"id", meta->id}, {"version", meta->version},
                        {"license", meta->license}, {"backend", protocol::to_string(meta->backend.type)},
                        {"archs", meta->backend.archs.value_or(std::vector<std::string>{})},
-                       {"digest", meta->digest.has_value()}};
+                       {"digest", meta->digest.has_value()}, {"kernel_depends", Json::array()}};
+    for (const auto& d : meta->kernel_depends) {
+      Json dep = {{"repo-id", d.repo_id}};
+      if (d.version) dep["version"] = *d.version;
+      else dep["revision"] = d.revision.value_or("");
+      out["metadata"]["kernel_depends"].push_back(std::move(dep));
+    }
   }
   return out;
 }

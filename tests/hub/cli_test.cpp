@@ -234,6 +234,40 @@ std::map<std::string, khub::test::FixtureFile> depending_kernel(const std::strin
   return files;
 }
 
+// `khub download` fetches the kernel-depends tree too and lists it (JSON `dependencies`, a
+// Python-only one with loadable false); `khub info` shows the host variant's declared kernel-depends.
+TEST_F(CliTest, DownloadFetchesTheDependencyTreeAndInfoListsIt) {
+  std::ofstream(cache_.path() / "host.json")
+      << R"({"os":"linux","cpu":"x86_64","torch":"2.12","cxx11_abi":true,"backend":"cuda","backend_version":"13.0","tvm_ffi":null,"macos":null})";
+  const std::string host = " --host " + (cache_.path() / "host.json").string();
+  const std::string py = hub_.commit("org/einops", "v1", khub::test::sample_variant_files("torch-cuda", "_einops_py"));
+  hub_.commit("org/app", "v1", depending_kernel(R"([{"repo-id":"org/relu","version":1},)"
+                                                R"({"repo-id":"org/einops","revision":"v1"}])"));
+  auto dl = khub_cli(env_, "download org/app --version 1 --json" + host);
+  ASSERT_EQ(dl.code, 0) << dl.out;
+  const auto deps = nlohmann::json::parse(dl.out)["dependencies"];
+  ASSERT_EQ(deps.size(), 2u) << dl.out;
+  EXPECT_EQ(deps[0]["dependency"], "org/relu (version: 1)");
+  EXPECT_EQ(deps[0]["commit"], commit_);
+  EXPECT_EQ(deps[0]["dependent"], "org/app");
+  EXPECT_TRUE(deps[0]["loadable"].get<bool>() && deps[0]["verified"].get<bool>());
+  EXPECT_EQ(deps[1]["dependency"], "org/einops (revision: v1)");
+  EXPECT_EQ(deps[1]["variant"], "torch-cuda");
+  EXPECT_FALSE(deps[1]["loadable"].get<bool>());
+  EXPECT_TRUE(fs::exists(cache_.path() / "kernels--org--einops" / "snapshots" / py / "build/torch-cuda/__init__.py"));
+
+  auto info = khub_cli(env_, "info org/app --version 1 --json" + host);
+  ASSERT_EQ(info.code, 0) << info.out;
+  EXPECT_EQ(nlohmann::json::parse(info.out)["metadata"]["kernel_depends"],
+            nlohmann::json::parse(R"([{"repo-id":"org/relu","version":1},{"repo-id":"org/einops","revision":"v1"}])"));
+
+  // Only a Python-only build: the top kernel cannot be downloaded for C++, and the error says why.
+  auto only_py = khub_cli(env_, "download org/einops --version 1 --json" + host);
+  EXPECT_EQ(only_py.code, 1);
+  EXPECT_EQ(nlohmann::json::parse(only_py.out)["error"]["message"],
+            "only Python-only builds exist in org/einops (revision: " + py + "): torch-cuda");
+}
+
 TEST_F(CliTest, FileDownloadsFallBackToModelReposAndAllWorksOffline) {
   const std::string model = hub_.commit("org/weights", "main", {{"config.json", {"{}", false}},
                                                                 {"sub/w.bin", {std::string(3000, 'w'), true}}},
