@@ -212,7 +212,9 @@ int run_push(const PushCmdOptions& opts) {
                  : opts.abi_check == "off" ? publish::PushOptions::AbiPolicy::Off
                                            : publish::PushOptions::AbiPolicy::Error;
   if (!opts.quiet) o.status = [](std::string_view line) { std::cerr << line << '\n'; };
-  auto transport = http::make_curl_transport({.user_agent = std::string("khub/") + KHUB_VERSION});
+  const TrustedCas cas = trusted_cas_from_environment();
+  auto transport = http::make_curl_transport(
+      {.user_agent = std::string("khub/") + KHUB_VERSION, .ca_file = cas.file, .ca_dir = cas.dir});
   auto result = publish::push_build(*tree, o, *transport);
   if (!result)
     return report_error(scratch.path.empty() ? result.error() : naming_bundles(result.error(), scratch.path, opts.inputs));

@@ -56,4 +56,9 @@ std::string hf_token_from_environment() {
   return {};
 }
 
+TrustedCas trusted_cas_from_environment() {
+  if (auto file = env_value("SSL_CERT_FILE"); !file.empty()) return {file, {}};
+  return {{}, env_value("SSL_CERT_DIR")};
+}
+
 }  // namespace khub

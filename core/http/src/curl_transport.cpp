@@ -185,6 +185,12 @@ Expected<Response> CurlTransport::perform(const Request& request) {
   curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
   curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
   restrict_to_http(easy);
+  if (!options_.ca_file.empty()) {
+    curl_easy_setopt(easy, CURLOPT_CAINFO, options_.ca_file.c_str());
+  } else if (!options_.ca_dir.empty()) {
+    curl_easy_setopt(easy, CURLOPT_CAINFO, nullptr);  // the directory alone, not beside the system bundle
+    curl_easy_setopt(easy, CURLOPT_CAPATH, options_.ca_dir.c_str());
+  }
   curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &on_header);
   curl_easy_setopt(easy, CURLOPT_HEADERDATA, &ex);
@@ -237,6 +243,10 @@ Expected<Response> CurlTransport::perform(const Request& request) {
                  "the server is slow or misbehaving; retry later");
   if (rc != CURLE_OK && !(ex.cut && rc == CURLE_WRITE_ERROR)) {
     if (ex.aborted) return Error(ErrorCode::Cancelled, what + ": aborted");
+    // Not retried (only Network is): asking again does not make the certificate trusted.
+    if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
+      return Error(ErrorCode::Untrusted, what + " failed: " + curl_easy_strerror(rc),
+                   "for a server whose certificate a private CA signed, set SSL_CERT_FILE to that CA's PEM file");
     Error e(ErrorCode::Network, what + " failed: " + curl_easy_strerror(rc),
             "check the network connection and HF_ENDPOINT, then retry");
     e.http_status = static_cast<int>(ex.response.status);

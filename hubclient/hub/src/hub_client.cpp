@@ -15,7 +15,9 @@ using nlohmann::json;
 
 HubClient::Impl::Impl(ClientOptions o) : options(std::move(o)) {
   while (!options.endpoint.empty() && options.endpoint.back() == '/') options.endpoint.pop_back();
-  transport = std::make_unique<CountingTransport>(http::make_curl_transport({.user_agent = render_user_agent(options)}));
+  transport = std::make_unique<CountingTransport>(http::make_curl_transport({.user_agent = render_user_agent(options),
+                                                                            .ca_file = options.trusted_cas.file,
+                                                                            .ca_dir = options.trusted_cas.dir}));
   static std::atomic<std::uint64_t> counter{0};
   instance_id = ++counter;
 }

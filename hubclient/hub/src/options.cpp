@@ -88,6 +88,7 @@ Expected<ClientOptions> ClientOptions::from_environment() {
   o.telemetry = !(is_truthy(env_value("HF_HUB_DISABLE_TELEMETRY")) || is_truthy(env_value("DISABLE_TELEMETRY")) ||
                   is_truthy(env_value("DO_NOT_TRACK")));
   o.user_agent_origin = env_value("HF_HUB_USER_AGENT_ORIGIN");
+  o.trusted_cas = trusted_cas_from_environment();
   if (auto v = env_value("LOCAL_KERNELS"); !v.empty()) {
     KHUB_TRY(o.local_kernels, parse_local_kernels(v));
   }

@@ -17,4 +17,13 @@ namespace khub {
 /// space trimmed; "" when none.
 [[nodiscard]] std::string hf_token_from_environment();
 
+/// Certificate authorities trusted instead of the system's, as huggingface_hub (httpx) and hf_xet
+/// read them: SSL_CERT_FILE (a PEM bundle), else SSL_CERT_DIR (a hashed directory). Both empty:
+/// the system's.
+struct TrustedCas {
+  std::filesystem::path file;
+  std::filesystem::path dir;
+};
+[[nodiscard]] TrustedCas trusted_cas_from_environment();
+
 }  // namespace khub

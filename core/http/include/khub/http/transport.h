@@ -4,6 +4,7 @@
 // dropped connection, an over-long answer) are errors. Decorators (tests that count or rewrite
 // requests) implement the same interface.
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -23,6 +24,10 @@ class Transport {
 
 struct TransportOptions {
   std::string user_agent = "khub";  // sent unless the request has its own User-Agent
+  // Certificate authorities trusted instead of the system's (TrustedCas): a PEM bundle, or else a
+  // hashed certificate directory; both empty: the system's.
+  std::filesystem::path ca_file;
+  std::filesystem::path ca_dir;
 };
 
 /// libcurl: http and https only (redirect targets included), TLS verified, one connection pool with

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "khub/base/environment.h"
 #include "khub/base/error.h"
 #include "khub/http/retry.h"
 
@@ -43,6 +44,7 @@ struct ClientOptions {
   int max_parallel_downloads = 8;
   std::chrono::milliseconds lock_timeout{10000};    // cache lock wait, then proceed unlocked
   std::vector<std::string> extra_hub_hosts;         // hosts (host[:port]) that may receive the token
+  TrustedCas trusted_cas;                           // TLS trust; empty paths: the system's
   // User agent: caller segments first ("app/1.0"), then khub's own unless telemetry is off.
   std::string user_agent;
   bool telemetry = true;
@@ -57,7 +59,8 @@ struct ClientOptions {
   /// HF_HUB_DISABLE_IMPLICIT_TOKEN, KERNELS_CACHE > HF_HUB_CACHE > HUGGINGFACE_HUB_CACHE > $HF_HOME/hub >
   /// $XDG_CACHE_HOME/huggingface/hub > ~/.cache/huggingface/hub, HF_HUB_OFFLINE (TRANSFORMERS_OFFLINE),
   /// HF_HUB_ETAG_TIMEOUT, HF_HUB_DOWNLOAD_TIMEOUT, HF_HUB_DISABLE_SYMLINKS, telemetry switches,
-  /// HF_HUB_USER_AGENT_ORIGIN and LOCAL_KERNELS. InvalidArgument on a malformed LOCAL_KERNELS.
+  /// HF_HUB_USER_AGENT_ORIGIN, LOCAL_KERNELS and SSL_CERT_FILE / SSL_CERT_DIR. InvalidArgument on a
+  /// malformed LOCAL_KERNELS.
   [[nodiscard]] static Expected<ClientOptions> from_environment();
 };
 
