@@ -61,7 +61,7 @@ Expected<FilePlan> UploadPlanner::add(const ScannedFile& file, const ReadAt& rea
 Status UploadPlanner::begin_file() {
   if (finished_) return Error(ErrorCode::InvalidArgument, "upload planner: add after finish");
   if (open_) return Error(ErrorCode::InvalidArgument, "upload planner: a file is open already");
-  open_.emplace();
+  open_ = OpenFile{};
   return {};
 }
 
