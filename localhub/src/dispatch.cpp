@@ -148,6 +148,7 @@ void dispatch_write(Hub& hub, const Req& req, Res& res, const Reader& reader) {
       if (r[0] == "branch") return post_ref(hub, req, res, reader, a->key, RefKind::Branch, join(r, 1));
       if (r[0] == "tag") return post_ref(hub, req, res, reader, a->key, RefKind::Tag, join(r, 1));
       if (r[0] == "super-squash") return post_super_squash(hub, req, res, reader, a->key, join(r, 1));
+      if (r[0] == "discussions" && r.size() >= 3) return post_discussion_change(hub, req, res, reader, a->key, r[1], join(r, 2));
       if (r[0] == "lfs-files" && r.size() == 2 && r[1] == "batch") return post_lfs_files_batch(hub, req, res, reader, a->key);
     }
     if (r.size() == 1 && r[0] == "discussions" && m == "POST") return post_discussion(hub, req, res, reader, a->key);

@@ -70,6 +70,9 @@ void get_repo_list(Hub& hub, const Req& req, Res& res, RepoType type);
 void post_discussion(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key);
 void get_discussion(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::string_view num);
 void get_discussions(Hub& hub, const Req& req, Res& res, const RepoKey& key);
+/// POST …/discussions/{num}/{comment|title|status|merge|comment/{id}/edit}.
+void post_discussion_change(Hub& hub, const Req& req, Res& res, const Reader& reader, const RepoKey& key,
+                            std::string_view num, std::string_view resource);
 /// May `who` commit to `rev` of `repo` (or open a pull request with it)? Writers may; anyone signed
 /// in who reads the repo may open a pull request and push to the ones they opened. Sends the 401/403
 /// and returns false otherwise.

@@ -30,7 +30,12 @@ CREATE TABLE IF NOT EXISTS lfs_grants(
 CREATE TABLE IF NOT EXISTS discussions(
   repo_id INTEGER NOT NULL REFERENCES repos(id) ON DELETE CASCADE, num INTEGER NOT NULL,
   title TEXT NOT NULL, description TEXT NOT NULL, author TEXT NOT NULL, is_pr INTEGER NOT NULL,
-  status TEXT NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY(repo_id, num));
+  status TEXT NOT NULL, created_at INTEGER NOT NULL, base_commit TEXT NOT NULL DEFAULT '',
+  merge_commit TEXT NOT NULL DEFAULT '', PRIMARY KEY(repo_id, num));
+CREATE TABLE IF NOT EXISTS discussion_events(
+  repo_id INTEGER NOT NULL REFERENCES repos(id) ON DELETE CASCADE, num INTEGER NOT NULL, seq INTEGER NOT NULL,
+  type TEXT NOT NULL, author TEXT NOT NULL, created_at INTEGER NOT NULL, data TEXT NOT NULL,
+  edited INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(repo_id, num, seq));
 CREATE TABLE IF NOT EXISTS repo_redirects(
   type TEXT NOT NULL, ns TEXT NOT NULL COLLATE NOCASE, name TEXT NOT NULL COLLATE NOCASE,
   repo_id INTEGER NOT NULL REFERENCES repos(id) ON DELETE CASCADE, PRIMARY KEY(type, ns, name));
@@ -105,6 +110,10 @@ Expected<std::unique_ptr<RepoStore>> RepoStore::open(const std::filesystem::path
   // Stores made before commits had an author: add the column (their commits read as "khub").
   if (db::Statement probe(conn->get(), "SELECT author FROM commits LIMIT 0"); !probe.ok())
     KHUB_CHECK(conn->exec("ALTER TABLE commits ADD COLUMN author TEXT NOT NULL DEFAULT 'khub';"));
+  // Stores made before pull requests could be merged (a few commits of issue 33): add the columns.
+  if (db::Statement probe(conn->get(), "SELECT base_commit FROM discussions LIMIT 0"); !probe.ok())
+    KHUB_CHECK(conn->exec("ALTER TABLE discussions ADD COLUMN base_commit TEXT NOT NULL DEFAULT '';"
+                          "ALTER TABLE discussions ADD COLUMN merge_commit TEXT NOT NULL DEFAULT '';"));
   return std::unique_ptr<RepoStore>(new RepoStore(std::move(impl)));
 }
 

@@ -183,6 +183,7 @@ Expected<CommitResult> RepoStore::commit(const RepoRecord& repo, std::string_vie
     kind = RefKind::PullRequest;
     name = std::to_string(result.pr_number);
     Discussion pr{result.pr_number, request.summary, request.description, request.author, true, "open", now_seconds()};
+    pr.base_commit = head;
     KHUB_CHECK(insert_discussion(*conn, repo.rowid, pr));
   }
 

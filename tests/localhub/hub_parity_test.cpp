@@ -107,6 +107,66 @@ TEST_F(HubParityTest, ReadersOpenPullRequestsAndPushToTheirOwn) {
   EXPECT_EQ(client_->Get("/api/models/alice/m/discussions/9")->status, 404);
 }
 
+TEST_F(HubParityTest, DiscussionsTakeCommentsTitlesStatusesAndPullRequestsMerge) {
+  auto post = [&](const std::string& path, const json& body, const std::string& token) {
+    return client_->Post("/api/models/alice/m/discussions" + path, auth(token), body.dump(), "application/json");
+  };
+  ASSERT_EQ(post("", {{"title", "Add x"}, {"pullRequest", true}}, "hf_bob")->status, 200);
+  ASSERT_EQ(post("", {{"title", "A question"}}, "hf_carol")->status, 200);
+  ASSERT_EQ(ndjson("models/alice/m", "refs%2Fpr%2F1", {file_op("x.txt", "x")}, "hf_bob")->status, 200);
+  ASSERT_EQ(ndjson("models/alice/m", "main", {file_op("m.txt", "m")}, "hf_alice")->status, 200);  // main moves on
+
+  auto comment = post("/2/comment", {{"comment", "an answer"}}, "hf_bob");
+  ASSERT_EQ(comment->status, 200) << comment->body;
+  EXPECT_EQ(json::parse(comment->body)["newMessage"]["data"]["latest"]["raw"], "an answer");
+  EXPECT_EQ(post("/2/title", {{"title", "Renamed"}}, "hf_bob")->status, 403);  // not bob's
+  auto renamed = post("/2/title", {{"title", "Renamed"}}, "hf_carol");
+  ASSERT_EQ(renamed->status, 200);
+  EXPECT_EQ(json::parse(renamed->body)["newTitle"]["data"], json({{"from", "A question"}, {"to", "Renamed"}}));
+  ASSERT_EQ(post("/2/status", {{"status", "closed"}}, "hf_alice")->status, 200);  // a writer may
+  EXPECT_EQ(post("/2/status", {{"status", "published"}}, "hf_alice")->status, 400);
+  auto two = get_json("/api/models/alice/m/discussions/2");
+  EXPECT_EQ(two["title"], "Renamed");
+  EXPECT_EQ(two["status"], "closed");
+  ASSERT_EQ(two["events"].size(), 4u);  // opening comment, comment, title, status
+  auto first_id = two["events"][0]["id"].get<std::string>();
+  EXPECT_EQ(post("/2/comment/" + first_id + "/edit", {{"content", "edited"}}, "hf_bob")->status, 403);
+  auto edited = post("/2/comment/" + first_id + "/edit", {{"content", "edited"}}, "hf_carol");
+  ASSERT_EQ(edited->status, 200) << edited->body;
+  EXPECT_EQ(get_json("/api/models/alice/m/discussions/2")["events"][0]["data"]["edited"], true);
+
+  auto nums = [&](const std::string& query) {
+    std::vector<int> out;
+    auto page = get_json("/api/models/alice/m/discussions" + query);
+    EXPECT_TRUE(page.contains("discussions")) << page;
+    for (const auto& d : page["discussions"]) out.push_back(d["num"]);
+    return out;
+  };
+  EXPECT_EQ(nums(""), (std::vector<int>{2, 1}));
+  EXPECT_EQ(nums("?type=pull_request"), std::vector<int>{1});
+  EXPECT_EQ(nums("?status=open"), std::vector<int>{1});  // a draft counts as open
+  EXPECT_EQ(nums("?status=closed&author=carol"), std::vector<int>{2});
+
+  // a draft is not merged; a reader may not merge; a writer merges what the pull request changed
+  EXPECT_EQ(post("/1/merge", json::object(), "hf_alice")->status, 400);
+  ASSERT_EQ(post("/1/status", {{"status", "open"}}, "hf_bob")->status, 200);
+  EXPECT_EQ(post("/1/merge", json::object(), "hf_bob")->status, 403);
+  auto merged = post("/1/merge", json::object(), "hf_alice");
+  ASSERT_EQ(merged->status, 200) << merged->body;
+  EXPECT_EQ(files("models/alice/m", "main"), (std::vector<std::string>{".gitattributes", "m.txt", "x.txt"}));
+  auto one = get_json("/api/models/alice/m/discussions/1");
+  EXPECT_EQ(one["status"], "merged");
+  EXPECT_EQ(one["changes"]["mergeCommitId"], head("models/alice/m"));
+
+  // both sides changed the same file: a conflict, nothing merged
+  ASSERT_EQ(post("", {{"title", "Change m"}, {"pullRequest", true}}, "hf_alice")->status, 200);
+  ASSERT_EQ(ndjson("models/alice/m", "refs%2Fpr%2F3", {file_op("m.txt", "theirs")}, "hf_alice")->status, 200);
+  ASSERT_EQ(ndjson("models/alice/m", "main", {file_op("m.txt", "ours")}, "hf_alice")->status, 200);
+  ASSERT_EQ(post("/3/status", {{"status", "open"}}, "hf_alice")->status, 200);
+  EXPECT_EQ(post("/3/merge", json::object(), "hf_alice")->status, 409);
+  EXPECT_EQ(client_->Get("/alice/m/resolve/main/m.txt")->body, "ours");
+}
+
 TEST_F(HubParityTest, MovedReposAnswerUnderTheirNewIdAndRedirectFromTheOld) {
   ASSERT_EQ(ndjson("models/alice/m", "main", {file_op("f.txt", "content")}, "hf_alice")->status, 200);
   ASSERT_EQ(client_->Put("/api/models/alice/m/settings", auth("hf_alice"), R"({"private":true})", "application/json")->status, 200);

@@ -109,8 +109,21 @@ struct Discussion {
   std::string description;
   std::string author;
   bool is_pull_request = false;
-  std::string status = "open";  // "open", or "draft" for a pull request opened before its commits
+  std::string status = "open";  // "open", "closed", "merged", or "draft" for a pull request opened empty
   std::int64_t created_at = 0;
+  std::string base_commit;   // pull requests: the head of main when opened (what a merge compares to)
+  std::string merge_commit;  // pull requests, once merged
+};
+
+/// One event of a discussion: a "comment" (data: its text), "status-change" (data: the new
+/// status), "title-change" (data: old title, '\n', new title) or "commit" (data: oid, '\n', summary).
+struct DiscussionEvent {
+  int seq = 0;  // 1 = the opening comment
+  std::string type;
+  std::string author;
+  std::int64_t created_at = 0;
+  std::string data;
+  bool edited = false;
 };
 
 /// An LFS object some commit of a repo holds, with one path and ref where it appears.
@@ -224,6 +237,17 @@ class RepoStore {
   [[nodiscard]] Expected<std::optional<Discussion>> find_discussion(const RepoRecord& repo, int num) const;
   /// Newest first.
   [[nodiscard]] Expected<std::vector<Discussion>> list_discussions(const RepoRecord& repo) const;
+  [[nodiscard]] Expected<std::vector<DiscussionEvent>> discussion_events(const RepoRecord& repo, int num) const;
+  /// Adds an event; for "status-change" and "title-change" also sets the discussion's status or
+  /// title. EntryNotFound for a missing discussion.
+  [[nodiscard]] Expected<DiscussionEvent> add_discussion_event(const RepoRecord& repo, int num, std::string_view type,
+                                                               std::string_view author, std::string_view data);
+  /// Replaces a comment's text and marks it edited. EntryNotFound when there is no such comment.
+  [[nodiscard]] Status edit_discussion_comment(const RepoRecord& repo, int num, int seq, std::string_view text);
+  /// Merges open pull request `num` into main: a commit on main with the files the pull request
+  /// changed since its base (Conflict when main changed one of them otherwise); the pull request
+  /// becomes "merged". Returns the merge commit.
+  [[nodiscard]] Expected<std::string> merge_pull_request(const RepoRecord& repo, int num, std::string_view author);
 
   // Renames and history rewrites (store_rewrite.cpp).
 
