@@ -32,8 +32,10 @@ class GegluTest : public ::testing::TestWithParam<at::ScalarType> {};
 TEST_P(GegluTest, MatchesReferenceForEveryShapeAndLayout) {
   const auto dtype = GetParam();
   auto f = op<GegluSig>(id(), "geglu");
+  // The last two: several rows of 256 vectors (16-bit n = 2048, fp32 n = 1024), one 256-thread block each.
   const std::vector<std::vector<int64_t>> shapes = {
-      {2, 64, 2 * 256}, {1, 2 * 1000}, {3, 2 * 333}, {5, 2 * 8}, {1, 1, 2 * 2048}, {7, 2 * 1280}, {2, 2 * 5}};
+      {2, 64, 2 * 256}, {1, 2 * 1000}, {3, 2 * 333}, {5, 2 * 8}, {1, 1, 2 * 2048}, {7, 2 * 1280}, {2, 2 * 5},
+      {3, 5, 2 * 2048}, {9, 2 * 1024}};
   for (const auto& shape : shapes) {
     for (Layout layout : {Layout::Contiguous, Layout::RowStrided, Layout::Misaligned}) {
       for (bool approximate : {false, true}) {
