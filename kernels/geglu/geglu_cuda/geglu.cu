@@ -19,8 +19,10 @@ constexpr int kUnroll = Gated || sizeof(T) == 4 ? 1 : 2;
 // A GEGLU row of exactly 256 vectors (16-bit n = 2048, fp32 n = 1024) is one block of 256 threads
 // instead of two of 128: half the blocks, each with the same per-block cost (PDL wait, row offset),
 // which counts once the input sits in L2 and the kernel is issue-bound. GEGLU tanh [2,1024,2*2048]
-// in graphs 5.12 -> 4.79 us in a probe on the H200 (FlashInfer 4.49). Other widths keep 128
-// threads: no measurement says 256 helps where a row spans several blocks either way.
+// in graphs 5.12 -> 4.79 us in a probe on the H200 (FlashInfer 4.49); with the ex2 form of GELU-tanh
+// (geglu.cuh) bench/peers took it 5.47 -> 5.09 us (FlashInfer 4.47), while the erf GEGLU of that
+// shape stayed at 6.62. Other widths keep 128 threads: no measurement says 256 helps where a row
+// spans several blocks either way.
 template <typename T, int V, Act A, bool Gated>
 cudaError_t launch_vec(const GegluArgs& a, cudaStream_t stream) {
   constexpr int U = kUnroll<T, Gated>;
