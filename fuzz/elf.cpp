@@ -11,7 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!elf) return 0;
   (void)check_manylinux(*elf);
   for (const auto& v : check_abi3(*elf)) (void)v.describe();
-  (void)check_torch_stable_abi(*elf);
+  for (const auto& v : check_torch_stable_abi(*elf, 2, 10)) (void)v.describe();
   (void)disallowed_libraries(*elf);
   (void)torch_library_namespaces(*elf);
   (void)python_module_names(*elf);
