@@ -157,23 +157,28 @@ Resolution resolve_variants(const std::vector<std::string>& candidates, const Ho
   return resolve_parsed(std::move(parsed), host);
 }
 
-const Decision* first_loadable(const Resolution& resolution) {
+const Decision* first_loadable(const Resolution& resolution, NativeRuntime runtime) {
   for (const Decision& d : resolution.decisions) {
     if (!d.accepted || !d.variant.is_arch()) continue;
     FrameworkKind kind = d.variant.arch->framework.kind;
-    if (kind == FrameworkKind::Torch || kind == FrameworkKind::TorchStableAbi) return &d;
+    if (runtime == NativeRuntime::TvmFfi ? kind == FrameworkKind::TvmFfi
+                                         : kind == FrameworkKind::Torch || kind == FrameworkKind::TorchStableAbi)
+      return &d;
   }
   return nullptr;
 }
 
-Expected<const Decision*> choose_loadable(const Resolution& resolution, std::string_view where) {
-  if (const Decision* d = first_loadable(resolution)) return d;
+Expected<const Decision*> choose_loadable(const Resolution& resolution, std::string_view where,
+                                          NativeRuntime runtime) {
+  if (const Decision* d = first_loadable(resolution, runtime)) return d;
   Error error(ErrorCode::NoVariant, "Cannot find a build variant for this system in " + std::string(where));
   if (resolution.chosen()) {
     std::string names;
     for (const std::string& name : resolution.accepted()) names += (names.empty() ? "" : ", ") + name;
     error.message = "no variant in " + std::string(where) + " loads without Python: accepted " + names;
-    error.hint = "load it from Python with the `kernels` package, or publish a torch arch or stable-ABI build";
+    error.hint = runtime == NativeRuntime::TvmFfi
+                     ? "load it from Python with the `kernels` package, or publish a tvm-ffi build"
+                     : "load it from Python with the `kernels` package, or publish a torch arch or stable-ABI build";
   }
   const std::string trace = resolution.trace();
   for (size_t start = 0; start < trace.size();) {

@@ -27,7 +27,7 @@ Expected<bool> has_variant(HubClient& client, const variants::HostInfo& detected
   }
   KHUB_TRY(auto names, list_variant_names(client, repo, commit));
   variants::Resolution resolution;
-  return detail::choose_variant(names, host, repo.id, resolution).has_value();
+  return detail::choose_variant(names, host, repo.id, resolution, request.runtime).has_value();
 }
 
 Expected<std::string> resolve_commit(HubClient& client, RepoRef& repo, std::optional<int> version,

@@ -125,14 +125,15 @@ Expected<Memo> locate(HubClient& client, const KernelRequest& request, RepoType 
 
 // After a failed variant choice (best effort, as kernels' _latest_compatible_version_suggestion):
 // when the newest version has a build for this host, say so.
-void suggest_newest_version(HubClient& client, const RepoRef& repo, const variants::HostInfo& host, Error& e) {
+void suggest_newest_version(HubClient& client, const RepoRef& repo, const variants::HostInfo& host,
+                            variants::NativeRuntime runtime, Error& e) {
   auto versions = list_versions(client, repo);
   if (!versions || versions->empty()) return;
   const VersionInfo& newest = versions->back();
   auto names = list_variant_names(client, repo, newest.commit);
   if (!names) return;
   variants::Resolution resolution;
-  auto variant = detail::choose_variant(*names, host, repo.id, resolution);
+  auto variant = detail::choose_variant(*names, host, repo.id, resolution, runtime);
   if (!variant) return;
   const std::string v = "v" + std::to_string(newest.version);
   e.note("However, version " + v + " of '" + repo.id + "' has a build compatible with your system (" + *variant +
@@ -229,14 +230,14 @@ Expected<FetchedKernel> locate_kernel(HubClient& client, const variants::HostInf
   for (const auto& name : memo.variants)
     if (!variants::parse_variant(name))
       k.warnings.push_back("Repository " + where + " contains invalid build variant variant: '" + name + "'");
-  auto chosen = detail::choose_variant(memo.variants, host, where, k.resolution);
+  auto chosen = detail::choose_variant(memo.variants, host, where, k.resolution, request.runtime);
   if (!chosen && request.python_only_ok && chosen.error().code == ErrorCode::NoVariant && k.resolution.chosen()) {
     chosen = k.resolution.chosen()->variant.name();  // the build the Python client would load
     k.loadable = false;
   }
   if (!chosen) {
     Error e = std::move(chosen).error();
-    if (online && e.code == ErrorCode::NoVariant) suggest_newest_version(client, k.repo, host, e);
+    if (online && e.code == ErrorCode::NoVariant) suggest_newest_version(client, k.repo, host, request.runtime, e);
     return e;
   }
   k.variant = std::move(chosen).value();
@@ -296,7 +297,8 @@ Expected<FetchedKernel> fetch_kernel(HubClient& client, const variants::HostInfo
 }
 
 Expected<FetchedKernel> open_local_kernel(const fs::path& path, const variants::HostInfo& host,
-                                          HashReuse reuse_hashes, bool python_only_ok) {
+                                          HashReuse reuse_hashes, bool python_only_ok,
+                                          variants::NativeRuntime runtime) {
   FetchedKernel k;
   std::error_code ec;
   if (!fs::exists(path, ec))
@@ -310,7 +312,7 @@ Expected<FetchedKernel> open_local_kernel(const fs::path& path, const variants::
       if (e.is_directory(ec) && variants::parse_variant(e.path().filename().string()))
         names.push_back(e.path().filename().string());
     if (names.empty()) continue;
-    auto chosen = detail::choose_variant(names, host, candidate.string(), k.resolution);
+    auto chosen = detail::choose_variant(names, host, candidate.string(), k.resolution, runtime);
     if (!chosen && python_only_ok && k.resolution.chosen()) {
       chosen = k.resolution.chosen()->variant.name();
       k.loadable = false;

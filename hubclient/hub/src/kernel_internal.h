@@ -35,7 +35,8 @@ struct StatusRedirect {
 /// Chooses the loadable variant among `names` or returns NoVariant with the trace.
 [[nodiscard]] Expected<std::string> choose_variant(const std::vector<std::string>& names,
                                                    const variants::HostInfo& host, const std::string& where,
-                                                   variants::Resolution& resolution);
+                                                   variants::Resolution& resolution,
+                                                   variants::NativeRuntime runtime = variants::NativeRuntime::Torch);
 
 /// Checks backend.archs against the device; Unsupported with upstream's text.
 [[nodiscard]] Status check_device_arch(const FetchedKernel& kernel, const variants::HostInfo& host);

@@ -144,11 +144,12 @@ bool delete_cached_file(const fs::path& file) {
 
 
 Expected<std::string> choose_variant(const std::vector<std::string>& names, const variants::HostInfo& host,
-                                     const std::string& where, variants::Resolution& resolution) {
+                                     const std::string& where, variants::Resolution& resolution,
+                                     variants::NativeRuntime runtime) {
   resolution = variants::resolve_variants(names, host);
   // The canonical name, as kernels loads `variant.variant_str`: a folder spelt `cu0130` is the
   // variant cu130 and is looked up as build/…-cu130-…/ (so both clients fetch the same files).
-  if (const auto* d = variants::first_loadable(resolution)) return d->variant.name();
+  if (const auto* d = variants::first_loadable(resolution, runtime)) return d->variant.name();
   Error e(ErrorCode::NoVariant, "Cannot find a build variant for this system in " + where,
           "build the kernel for this host's torch, C++ ABI and CUDA version");
   // Python-only (noarch) builds: the Python client loads them, khub cannot. Say so, by name.
@@ -167,6 +168,23 @@ Expected<std::string> choose_variant(const std::vector<std::string>& names, cons
     e.hint = "noarch builds hold Python/Triton code that only the Python `kernels` package loads; to load it from "
              "C++ ask the publisher for a torch, stable-ABI or tvm-ffi build";
   }
+  // khub::ffi loads tvm-ffi builds only, khub::kernel every other native kind: say which API fits.
+  bool ffi_exists = false, ffi_fits = false, torch_fits = false;
+  for (const auto& d : resolution.decisions) {
+    if (!d.variant.is_arch()) continue;
+    const bool ffi = d.variant.arch->framework.kind == variants::FrameworkKind::TvmFfi;
+    ffi_exists = ffi_exists || ffi;
+    ffi_fits = ffi_fits || (ffi && d.accepted);
+    torch_fits = torch_fits || (!ffi && d.accepted);
+  }
+  if (runtime == variants::NativeRuntime::TvmFfi && !ffi_exists && e.message.rfind("only Python-only", 0) != 0)
+    e.hint = "this kernel has no tvm-ffi build, the only kind khub::ffi loads: load its torch or stable-ABI build "
+             "with khub::get_kernel (LibTorch), or ask the publisher for a tvm-ffi build";
+  else if (runtime == variants::NativeRuntime::TvmFfi && ffi_exists && !ffi_fits)
+    e.hint = host.tvm_ffi ? "no tvm-ffi build fits this host's tvm-ffi " + host.tvm_ffi->str() + ", CPU, OS and CUDA version"
+                          : "no tvm-ffi runtime (libtvm_ffi.so) is loaded in this process";
+  else if (runtime == variants::NativeRuntime::Torch && ffi_fits && !torch_fits)
+    e.hint = "only tvm-ffi builds fit this host: load them with khub::ffi::get_kernel (the torch-free API)";
   e.note("host: " + variants::host_to_json(host, -1));  // -1: one line
   std::string trace = resolution.trace();
   std::size_t start = 0;

@@ -45,13 +45,21 @@ struct Resolution {
 [[nodiscard]] Resolution resolve_parsed(std::vector<std::pair<std::string, Variant>> candidates,
                                         const HostInfo& host);
 
-/// khub loads only natively loadable kinds: the first accepted torch arch / stable-ABI variant.
-[[nodiscard]] const Decision* first_loadable(const Resolution& resolution);
+/// Which native kinds a C++ loader runs: khub::kernel (LibTorch in the process) loads torch arch and
+/// stable-ABI variants; khub::ffi (no torch; libtvm_ffi.so) loads tvm-ffi variants.
+enum class NativeRuntime { Torch, TvmFfi };
+
+/// khub loads only natively loadable kinds: the first accepted variant of a kind `runtime` loads. For a
+/// host without torch but with tvm-ffi (what khub::ffi detects) torch variants are all rejected and
+/// tvm-ffi ranks before noarch, so the first accepted tvm-ffi variant is Python's choice too.
+[[nodiscard]] const Decision* first_loadable(const Resolution& resolution,
+                                             NativeRuntime runtime = NativeRuntime::Torch);
 
 /// first_loadable() (a pointer into `resolution`) or a NoVariant error whose notes are the trace lines. `where` names the source,
 /// e.g. `kernels-community/relu (revision: v1)`. Nothing accepted: upstream's
-/// `Cannot find a build variant for this system in <where>`; only noarch/tvm-ffi accepted:
+/// `Cannot find a build variant for this system in <where>`; only other kinds accepted:
 /// `no variant in <where> loads without Python: accepted <names>`.
-[[nodiscard]] Expected<const Decision*> choose_loadable(const Resolution& resolution, std::string_view where);
+[[nodiscard]] Expected<const Decision*> choose_loadable(const Resolution& resolution, std::string_view where,
+                                                        NativeRuntime runtime = NativeRuntime::Torch);
 
 }  // namespace khub::variants

@@ -55,6 +55,8 @@ struct KernelRequest {
   // A kernel dependency: when no natively loadable variant fits, take the build the Python client
   // would load (noarch, …) and mark it FetchedKernel::loadable = false instead of failing.
   bool python_only_ok = false;
+  // The native kinds the caller loads: torch arch + stable ABI (khub::kernel) or tvm-ffi (khub::ffi).
+  variants::NativeRuntime runtime = variants::NativeRuntime::Torch;
 };
 
 
@@ -93,7 +95,8 @@ struct FetchedKernel {
 [[nodiscard]] Expected<FetchedKernel> open_local_kernel(const std::filesystem::path& path,
                                                         const variants::HostInfo& host,
                                                         HashReuse reuse_hashes = HashReuse::Never,
-                                                        bool python_only_ok = false);
+                                                        bool python_only_ok = false,
+                                                        variants::NativeRuntime runtime = variants::NativeRuntime::Torch);
 
 struct VersionInfo {
   int version = 0;
