@@ -236,6 +236,17 @@ TEST_F(HubKernel, DependenciesLoadFirstAndPythonOnlyOnesAreReported) {
             "Dependency 'org/other' not found in kernel dependencies. Ensure the dependency is added to "
             "`kernel-deps` in build.toml.");
 
+  // has_kernel asks the whole tree, as kernels' has_kernel: a dependency with no build here is false.
+  EXPECT_TRUE(*has_kernel("org/app", options(1)));
+  hub_.commit("org/elsewhere", "v1", test::test_kernel_files(kIdC, "c", "torch29-cxx11-cu126-aarch64-linux"));
+  auto lonely = test::test_kernel_files(kIdA, "a");
+  auto& lmeta = lonely["build/" + host_variant() + "/metadata.json"].content;
+  lmeta.replace(lmeta.find("\"python-depends\":[]"), 19,
+                R"("python-depends":[],"kernel-depends":[{"repo-id":"org/elsewhere","version":1}])");
+  hub_.commit("org/lonely", "v1", lonely);
+  EXPECT_FALSE(*has_kernel("org/lonely", options(1)));
+  EXPECT_EQ(get_kernel("org/lonely", options(1)).error().code, ErrorCode::NoVariant);
+
   // A cycle stops get_kernel before anything is downloaded or loaded.
   auto cyclic = test::test_kernel_files(kIdA, "a");
   auto& cmeta = cyclic["build/" + host_variant() + "/metadata.json"].content;

@@ -194,7 +194,19 @@ Expected<Kernel> get_kernel(std::string_view repo_id, const GetKernelOptions& op
 Expected<bool> has_kernel(std::string_view repo_id, const GetKernelOptions& options) {
   KHUB_TRY(auto opts, client_options(options));
   auto client = hub::shared_client(opts);
-  return hub::has_variant(*client, current_host(), request_for(repo_id, options));
+  hub::KernelRequest request = request_for(repo_id, options);
+  KHUB_TRY(bool found, hub::has_variant(*client, current_host(), request));
+  if (!found) return false;
+  // As kernels' has_kernel: every kernel of its kernel-depends tree must have a build here too
+  // (metadata.json files only; no trust check, no arch check). A missing build is false, as there.
+  request.options.trust_remote_code = true;
+  request.check_arch = false;
+  KHUB_TRY(auto top, hub::locate_kernel(*client, current_host(), request));
+  auto tree = hub::locate_dependencies(*client, current_host(), request, top);
+  if (!tree && (tree.error().code == ErrorCode::NoVariant || tree.error().code == ErrorCode::OfflineMiss))
+    return false;
+  if (!tree) return std::move(tree).error();
+  return true;
 }
 
 Expected<Kernel> load_kernel(const fs::path& lockfile, std::string_view repo_id, const GetKernelOptions& options) {

@@ -130,8 +130,8 @@ class Kernel {
 /// LOCAL_KERNELS or the Hub (the cache when offline), as kernels' get_local_kernel fetches them.
 [[nodiscard]] Expected<Kernel> get_local_kernel(const std::filesystem::path& path, std::string_view backend = {});
 
-/// Whether the repo has a variant this host can load at that version/revision (no download, no
-/// trust check).
+/// Whether the repo has a variant this host can load at that version/revision, and each kernel of
+/// its kernel-depends tree a build that fits (metadata.json files only; no trust check).
 [[nodiscard]] Expected<bool> has_kernel(std::string_view repo_id, const GetKernelOptions& options = {});
 
 /// Loads `repo_id` at the commit `lockfile` (kernels.lock, either format) pins, checking the
