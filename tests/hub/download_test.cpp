@@ -265,6 +265,27 @@ TEST_F(DownloadTest, TruncatedBodyFailsAfterResumes) {
   EXPECT_EQ(p.error().code, ErrorCode::Network);
 }
 
+// A server that cuts every connection after 1,000 bytes lets each resume make progress; the 300 KB
+// file would need 300 of them. The resumes a file may take grow with the bytes received (a few,
+// then four per MiB), so this ends after a handful with a clear error and nothing kept.
+TEST_F(DownloadTest, ResumesAreBoundedByTheBytesReceived) {
+  test::Faults f;
+  f.match = "/blobs/";
+  f.drop_count = 100000;
+  f.drop_after = 1000;
+  hub_.set_faults(f);
+  HubClient c(options());
+  auto p = fetch_file(c, repo_, commit_, kSo);
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().code, ErrorCode::Network);
+  EXPECT_NE(p.error().message.find("the connection dropped 9 times"), std::string::npos) << p.error().describe();
+  int gets = 0;
+  for (const auto& r : hub_.requests()) gets += r.server == "cdn";
+  EXPECT_EQ(gets, 9);
+  for (const auto& e : fs::recursive_directory_iterator(dir_.path()))
+    EXPECT_EQ(e.path().filename().string().find(".incomplete"), std::string::npos) << e.path();
+}
+
 TEST_F(DownloadTest, MissingEntryLeavesNoExistMarker) {
   HubClient c(options());
   auto p = fetch_file(c, repo_, "v1", "kernel-status.toml");

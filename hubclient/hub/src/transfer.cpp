@@ -110,6 +110,11 @@ Expected<FileMetadata> HubClient::file_metadata(const RepoRef& repo, std::string
 
 namespace {
 
+// How often one file's download may be resumed after `received` bytes: a few times, then four more
+// per MiB (a network that drops every 256 KiB still finishes; a server cutting every connection
+// after a few bytes does not keep the client busy for hours).
+int max_resumes(std::uint64_t received) { return 8 + static_cast<int>(4 * (received >> 20)); }
+
 // The state of one file transfer: an fd, the bytes so far and a running content hash.
 struct Sink {
   int fd = -1;
@@ -237,6 +242,8 @@ Status HubClient::download(const FileMetadata& meta, const fs::path& dest, std::
   };
 
   int resume_attempts = 0;  // dropped connections in a row without progress
+  int resumes = 0;          // all of them: a server that drops after every few bytes makes progress
+                            // each time, so their number is bounded by the bytes received
   int status_attempts = 0;  // retryable statuses
   std::string url = meta.location;
   int hops = 0;
@@ -313,6 +320,12 @@ Status HubClient::download(const FileMetadata& meta, const fs::path& dest, std::
     // whenever bytes arrived.
     if (sink.have > before) resume_attempts = 0;
     if (++resume_attempts > 5) return fail(std::move(res).error());
+    if (++resumes > max_resumes(sink.have))
+      return fail(Error(ErrorCode::Network,
+                        std::string(display_path) + ": the connection dropped " + std::to_string(resumes) +
+                            " times in " + std::to_string(sink.have) + " bytes",
+                        "the server or the network keeps cutting the download; retry later")
+                      .note(res.error().message));
     std::this_thread::sleep_for(std::min(impl.options.retry.base, std::chrono::milliseconds(1000)));
   }
   if (::fdatasync(sink.fd) != 0)
