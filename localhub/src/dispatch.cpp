@@ -60,7 +60,8 @@ bool valid_key(const RepoKey& k) { return is_valid_repo_name(k.ns) && is_valid_r
 bool namespaceless_repo_route(const std::vector<std::string>& s) {
   static const std::vector<std::string> kApiRest = {"revision", "refs", "tree", "commits", "auth-check", "preupload",
                                                     "commit", "paths-info", "branch", "tag", "settings",
-                                                    "xet-read-token", "xet-write-token", "resolve"};
+                                                    "xet-read-token", "xet-write-token", "resolve",
+                                                    "like", "likers", "discussions", "lfs-files", "super-squash"};
   if (s.size() >= 3 && s[0] == "api" && repo_type_from_segment(s[1]) && is_valid_repo_name(s[2])) {
     return s.size() == 3 || std::find(kApiRest.begin(), kApiRest.end(), s[3]) != kApiRest.end();
   }
@@ -81,6 +82,7 @@ void dispatch_read(Hub& hub, const Req& req, Res& res) {
   if (!route) return send_error(res, 400, "BadRequest", "malformed percent-encoding in the request path");
   const auto& s = route->segs;
   if (s.size() == 2 && s[0] == "api" && s[1] == "whoami-v2") return get_whoami(hub, req, res);
+  if (s.size() == 4 && s[0] == "api" && s[1] == "users" && s[3] == "likes") return get_user_likes(hub, req, res, s[2]);
   if (s.size() == 2 && s[0] == "api" && repo_type_from_segment(s[1])) {
     return get_repo_list(hub, req, res, *repo_type_from_segment(s[1]));
   }
@@ -110,6 +112,7 @@ void dispatch_read(Hub& hub, const Req& req, Res& res) {
     if (r[0] == "discussions" && r.size() == 1) return get_discussions(hub, req, res, a->key);
     if (r[0] == "discussions" && r.size() == 2) return get_discussion(hub, req, res, a->key, r[1]);
     if (r[0] == "lfs-files" && r.size() == 1) return get_lfs_files(hub, req, res, a->key);
+    if (r[0] == "likers" && r.size() == 1) return get_likers(hub, req, res, a->key);
     return not_found(res, req);
   }
   if (s.size() == 2 && s[0] == "lfs-blob") return get_lfs_blob(hub, req, res, s[1]);
@@ -153,6 +156,7 @@ void dispatch_write(Hub& hub, const Req& req, Res& res, const Reader& reader) {
     }
     if (r.size() == 1 && r[0] == "discussions" && m == "POST") return post_discussion(hub, req, res, reader, a->key);
     if (r.size() == 1 && r[0] == "settings" && m == "PUT") return put_settings(hub, req, res, reader, a->key);
+    if (r.size() == 1 && r[0] == "like" && (m == "POST" || m == "DELETE")) return put_like(hub, req, res, a->key, m == "POST");
     if (r.size() >= 2 && m == "DELETE") {
       if (r[0] == "branch") return delete_ref(hub, req, res, a->key, RefKind::Branch, join(r, 1));
       if (r[0] == "tag") return delete_ref(hub, req, res, a->key, RefKind::Tag, join(r, 1));

@@ -184,6 +184,9 @@ void get_repo_info(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::
     names.push_back(f.path);
   }
   const auto& c = hub.config;
+  auto likers = hub.store.likers(r->repo);
+  const auto who = hub.identify(req);
+  const bool liked = likers && who.grant && std::find(likers->begin(), likers->end(), who.grant->user) != likers->end();
   json j{{"_id", hub.sign("repo:" + std::to_string(r->repo.rowid)).substr(0, 24)},
          {"id", r->repo.key.id()},  // the stored spelling: names are case-insensitive
          {"author", r->repo.key.ns},
@@ -192,8 +195,8 @@ void get_repo_info(Hub& hub, const Req& req, Res& res, const RepoKey& key, std::
          {"gated", r->repo.gated.empty() ? json(false) : json(r->repo.gated)},
          {"disabled", false},
          {"downloads", 0},
-         {"likes", 0},
-         {"isLikedByUser", false},
+         {"likes", likers ? likers->size() : 0},
+         {"isLikedByUser", liked},
          {"tags", json::array()},
          {"createdAt", iso_time(r->repo.created_at)},
          {"lastModified", iso_time(info->created_at)}};

@@ -36,6 +36,9 @@ CREATE TABLE IF NOT EXISTS discussion_events(
   repo_id INTEGER NOT NULL REFERENCES repos(id) ON DELETE CASCADE, num INTEGER NOT NULL, seq INTEGER NOT NULL,
   type TEXT NOT NULL, author TEXT NOT NULL, created_at INTEGER NOT NULL, data TEXT NOT NULL,
   edited INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(repo_id, num, seq));
+CREATE TABLE IF NOT EXISTS likes(
+  repo_id INTEGER NOT NULL REFERENCES repos(id) ON DELETE CASCADE, user TEXT NOT NULL COLLATE NOCASE,
+  created_at INTEGER NOT NULL, PRIMARY KEY(repo_id, user));
 CREATE TABLE IF NOT EXISTS repo_redirects(
   type TEXT NOT NULL, ns TEXT NOT NULL COLLATE NOCASE, name TEXT NOT NULL COLLATE NOCASE,
   repo_id INTEGER NOT NULL REFERENCES repos(id) ON DELETE CASCADE, PRIMARY KEY(type, ns, name));
@@ -56,17 +59,6 @@ std::int64_t now_seconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-RepoRecord read_repo(const db::Statement& st) {
-  RepoRecord r;
-  r.rowid = st.integer(0);
-  r.key.type = repo_type_from_name(st.text(1)).value_or(RepoType::Model);
-  r.key.ns = st.text(2);
-  r.key.name = st.text(3);
-  r.is_private = st.integer(4) != 0;
-  r.created_at = st.integer(5);
-  r.gated = st.text(6);
-  return r;
-}
 
 // A tree's file rows, with the Xet file hash of LFS content a shard registered.
 constexpr std::string_view kFileColumns = "f.path, f.size, f.git_oid, f.sha256, f.lfs, COALESCE(x.file_hash, '')";
@@ -81,6 +73,18 @@ Error repo_not_found(const RepoKey& key) {
   return Error(ErrorCode::RepoNotFound, std::string(to_string(key.type)) + " repo " + key.id() + " not found");
 }
 }  // namespace
+
+RepoRecord read_repo(const db::Statement& st) {
+  RepoRecord r;
+  r.rowid = st.integer(0);
+  r.key.type = repo_type_from_name(st.text(1)).value_or(RepoType::Model);
+  r.key.ns = st.text(2);
+  r.key.name = st.text(3);
+  r.is_private = st.integer(4) != 0;
+  r.created_at = st.integer(5);
+  r.gated = st.text(6);
+  return r;
+}
 
 std::string_view ref_kind_name(RefKind kind) {
   switch (kind) {

@@ -22,6 +22,9 @@ struct RepoStore::Impl {
 
 [[nodiscard]] std::string_view ref_kind_name(RefKind kind);
 
+/// A repos row selected as "id, type, ns, name, private, created_at, gated".
+[[nodiscard]] RepoRecord read_repo(const db::Statement& st);
+
 /// Inserts the tree of `files` (if new) and a commit row dated `created_at` (0: now); returns the
 /// commit. Call inside a transaction.
 [[nodiscard]] Expected<CommitRecord> insert_commit(db::Connection& conn, std::int64_t repo_rowid,

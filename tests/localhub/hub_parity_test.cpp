@@ -167,6 +167,32 @@ TEST_F(HubParityTest, DiscussionsTakeCommentsTitlesStatusesAndPullRequestsMerge)
   EXPECT_EQ(client_->Get("/alice/m/resolve/main/m.txt")->body, "ours");
 }
 
+TEST_F(HubParityTest, LikesCountPerRepoAndListPerUser) {
+  ASSERT_EQ(create_repo("dataset", "alice", "d", "hf_alice", true)->status, 200);
+  EXPECT_EQ(client_->Post("/api/models/alice/m/like", "", "application/json")->status, 401);
+  for (const std::string token : {"hf_bob", "hf_carol", "hf_bob"}) {
+    ASSERT_EQ(client_->Post("/api/models/alice/m/like", auth(token), "", "application/json")->status, 200);
+  }
+  ASSERT_EQ(client_->Post("/api/datasets/alice/d/like", auth("hf_alice"), "", "application/json")->status, 200);
+  ASSERT_EQ(client_->Post("/api/models/alice/m/like", auth("hf_alice"), "", "application/json")->status, 200);
+  auto info = get_json("/api/models/alice/m", "hf_bob");
+  EXPECT_EQ(info["likes"], 3);
+  EXPECT_EQ(info["isLikedByUser"], true);
+  auto likers = get_json("/api/models/alice/m/likers");
+  ASSERT_EQ(likers.size(), 3u);
+  EXPECT_TRUE(std::any_of(likers.begin(), likers.end(), [](const json& u) {
+    return u["user"] == "alice" && u["fullname"] == "Alice A.";
+  })) << likers;
+  EXPECT_EQ(get_json("/api/users/alice/likes", "hf_alice").size(), 2u);
+  EXPECT_EQ(get_json("/api/users/alice/likes").size(), 1u);  // the private dataset's like shows to its readers only
+  ASSERT_EQ(client_->Delete("/api/models/alice/m/like", auth("hf_bob"))->status, 200);
+  EXPECT_EQ(get_json("/api/models/alice/m")["likes"], 2);
+  EXPECT_EQ(get_json("/api/users/bob/likes").size(), 0u);
+  auto missing = client_->Delete("/api/models/missing_repo_id/like", auth("hf_bob"));
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(missing->get_header_value("X-Error-Code"), "RepoNotFound");
+}
+
 TEST_F(HubParityTest, MovedReposAnswerUnderTheirNewIdAndRedirectFromTheOld) {
   ASSERT_EQ(ndjson("models/alice/m", "main", {file_op("f.txt", "content")}, "hf_alice")->status, 200);
   ASSERT_EQ(client_->Put("/api/models/alice/m/settings", auth("hf_alice"), R"({"private":true})", "application/json")->status, 200);

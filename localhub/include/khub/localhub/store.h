@@ -249,6 +249,15 @@ class RepoStore {
   /// becomes "merged". Returns the merge commit.
   [[nodiscard]] Expected<std::string> merge_pull_request(const RepoRecord& repo, int num, std::string_view author);
 
+  // Likes (store_likes.cpp).
+
+  /// Records (or removes) `user`'s like of the repo; liking twice is one like.
+  [[nodiscard]] Status set_like(const RepoRecord& repo, std::string_view user, bool liked);
+  /// The users who like the repo, oldest like first.
+  [[nodiscard]] Expected<std::vector<std::string>> likers(const RepoRecord& repo) const;
+  /// The repos `user` likes (any case), newest like first, with when.
+  [[nodiscard]] Expected<std::vector<std::pair<RepoRecord, std::int64_t>>> likes_of(std::string_view user) const;
+
   // Renames and history rewrites (store_rewrite.cpp).
 
   /// Renames (or transfers) a repo; the old id keeps pointing at it (find_redirect) until a repo
