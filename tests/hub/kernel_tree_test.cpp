@@ -212,4 +212,16 @@ TEST_F(TreeTest, LocksAndLocalOverridesApplyToEveryNode) {
   EXPECT_TRUE(overridden->dependencies[0].kernel.verified);
 }
 
+// A Hub can name ever new repos: a chain deeper than khub's bound is refused, not followed.
+TEST_F(TreeTest, DeepChainsAreBounded) {
+  for (int i = 0; i < 34; ++i)
+    hub_.commit("org/k" + std::to_string(i), "v1",
+                kernel("_k" + std::to_string(i), R"([{"repo-id":"org/k)" + std::to_string(i + 1) + R"(","version":1}])"));
+  hub_.commit("org/k34", "v1", kernel("_k34"));
+  auto deep = fetch(request("org/k0"));
+  ASSERT_FALSE(deep);
+  EXPECT_EQ(deep.error().message, "kernel-depends tree too large: more than 32 levels");
+  EXPECT_TRUE(fetch(request("org/k3")));  // 31 levels below it: within the bound
+}
+
 }  // namespace

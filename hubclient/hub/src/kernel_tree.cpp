@@ -7,6 +7,11 @@
 namespace khub::hub {
 namespace {
 
+// Bounds on what a Hub's metadata can make khub walk (kernels has none; Python's recursion limit
+// stops it near 1000 levels): a chain deeper than this, or a tree with more kernels, is refused.
+constexpr std::size_t kMaxDepth = 32;
+constexpr std::size_t kMaxKernels = 256;
+
 bool same_key(const protocol::KernelDependency& a, const protocol::KernelDependency& b) {
   return a.repo_id == b.repo_id && a.version == b.version && a.revision == b.revision;
 }
@@ -55,6 +60,11 @@ class TreeWalk {
                    "the kernel-depends of these kernels name each other; ask their publishers to break the cycle");
     // Resolved already through another dependent (a diamond): the same node, once.
     if (std::any_of(done_.begin(), done_.end(), [&](const auto& r) { return equal(r.dependency); })) return {};
+    if (path_.size() > kMaxDepth || done_.size() >= kMaxKernels)
+      return Error(ErrorCode::InvalidMetadata,
+                   "kernel-depends tree too large: more than " +
+                       (path_.size() > kMaxDepth ? std::to_string(kMaxDepth) + " levels" : std::to_string(kMaxKernels) + " kernels"),
+                   "khub refuses trees beyond these bounds; ask the publishers to flatten their dependencies");
     KHUB_TRY(auto node, locate(dep, dependent));
     path_.push_back(dep);
     KHUB_CHECK(visit_children(node.kernel, dep.repo_id));

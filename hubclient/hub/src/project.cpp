@@ -180,6 +180,9 @@ class LockWalk {
     if (std::any_of(locked_.begin(), locked_.end(), same)) return {};
     if (std::any_of(path_.begin(), path_.end(), same))
       return Error(ErrorCode::InvalidMetadata, "Cyclic kernel dependency detected: " + dep.repo_id);
+    if (path_.size() > 32 || locked_.size() >= 256)  // the bounds of fetch_kernel_tree (kernel_tree.cpp)
+      return Error(ErrorCode::InvalidMetadata, "kernel-depends tree too large: more than " +
+                                                   std::string(path_.size() > 32 ? "32 levels" : "256 kernels"));
     path_.push_back(key);
     KHUB_TRY(RepoRef repo, make_repo(dep.repo_id));
     std::vector<std::string> warnings;  // only the offline skip, and locking is refused offline
