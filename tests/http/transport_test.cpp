@@ -81,6 +81,30 @@ TEST(Transport, ASilentServerTimesOut) {
   EXPECT_LT(seconds_since(start), 4.0);
 }
 
+// A file body that stops after its first bytes is cut about `timeout` after the last byte, not 5-6 s
+// later as curl's averaged low-speed check did (docs/security.md "Known limit", now gone).
+TEST(Transport, AStalledBodyEndsAboutItsTimeoutAfterTheLastByte) {
+  HostileServer server([](HostileServer& s, int fd, const std::string&) {
+    s.send(fd, "HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n" + std::string(1000, 'x'));
+    while (!s.stopping()) std::this_thread::sleep_for(20ms);
+  });
+  auto transport = make_curl_transport();
+  Request r = get(server.url(), 500ms);
+  std::size_t got = 0;
+  r.on_body = [&](std::string_view part) {
+    got += part.size();
+    return true;
+  };
+  const auto start = std::chrono::steady_clock::now();
+  auto res = transport->perform(r);
+  const double took = seconds_since(start);
+  ASSERT_FALSE(res);
+  EXPECT_EQ(res.error().code, ErrorCode::Network);
+  EXPECT_NE(res.error().message.find("stalled"), std::string::npos) << res.error().message;
+  EXPECT_EQ(got, 1000u);
+  EXPECT_LT(took, 2.5) << "cut " << took << " s after the request, with a 0.5 s timeout";
+}
+
 TEST(Transport, RetriesStopAtThePolicysCount) {
   std::atomic<int> calls{0};
   HostileServer server([&calls](HostileServer& s, int fd, const std::string&) {

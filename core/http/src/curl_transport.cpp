@@ -42,6 +42,9 @@ struct Exchange {
   bool too_long = false;   // a collected body passed max_body
   bool too_slow = false;   // a collected body outlasted its time budget
   bool cut = false;        // an error or redirect body reached max_body: the rest is not read
+  bool stalled = false;    // no byte moved either way for the request's timeout
+  curl_off_t moved = -1;   // bytes received + sent at the last progress call
+  std::chrono::steady_clock::time_point last_move;  // when `moved` last grew
   std::chrono::steady_clock::time_point deadline;  // for collected (non-streamed) bodies
   std::ifstream upload;
   std::uint64_t upload_left = 0;
@@ -97,6 +100,22 @@ size_t on_write(char* data, size_t size, size_t n, void* user) {
   }
   ex->response.body.append(chunk);
   return size * n;
+}
+
+// libcurl calls this at least once a second, also while nothing arrives: a body that stops is cut
+// `timeout` after its last byte (curl's own low-speed check averages over 5 s and rounds to whole
+// seconds, so it fired 5-6 s late).
+int on_progress(void* user, curl_off_t, curl_off_t received, curl_off_t, curl_off_t sent) {
+  auto* ex = static_cast<Exchange*>(user);
+  const auto now = std::chrono::steady_clock::now();
+  if (received + sent != ex->moved) {
+    ex->moved = received + sent;
+    ex->last_move = now;
+    return 0;
+  }
+  if (now - ex->last_move < ex->request->timeout) return 0;
+  ex->stalled = true;
+  return 1;
 }
 
 size_t on_read(char* buffer, size_t size, size_t n, void* user) {
@@ -199,7 +218,11 @@ Expected<Response> CurlTransport::perform(const Request& request) {
   curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, 512L * 1024L);
   const long timeout_ms = static_cast<long>(std::max<long long>(request.timeout.count(), 1));
   curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-  curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  ex.last_move = std::chrono::steady_clock::now();
+  curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, &on_progress);
+  curl_easy_setopt(easy, CURLOPT_XFERINFODATA, &ex);
+  curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);  // a backstop, should the progress calls stop
   curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, std::max(1L, timeout_ms / 1000));
   if (request.total_timeout.count() > 0)
     curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(request.total_timeout.count()));
@@ -243,6 +266,10 @@ Expected<Response> CurlTransport::perform(const Request& request) {
                  "the server is slow or misbehaving; retry later");
   if (rc != CURLE_OK && !(ex.cut && rc == CURLE_WRITE_ERROR)) {
     if (ex.aborted) return Error(ErrorCode::Cancelled, what + ": aborted");
+    if (ex.stalled)
+      return Error(ErrorCode::Network,
+                   what + ": no data for " + std::to_string(request.timeout.count()) + " ms (the transfer stalled)",
+                   "check the network connection and HF_ENDPOINT, then retry");
     // Not retried (only Network is): asking again does not make the certificate trusted.
     if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
       return Error(ErrorCode::Untrusted, what + " failed: " + curl_easy_strerror(rc),
