@@ -1,6 +1,7 @@
 #include "khub/base/hash.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <filesystem>
@@ -66,6 +67,7 @@ TEST(Hash, ReuseSkipsOnlySettledUnchangedFiles) {
   std::filesystem::create_directories(dir);
   const std::string first(100000, 'a'), second(100000, 'b');
   std::ofstream(dir / "settled", std::ios::binary) << first;
+  std::ofstream(dir / "recent", std::ios::binary) << first;
   std::ofstream(dir / "fresh", std::ios::binary) << first;
   auto read_by = [](auto&& call) {
     const std::uint64_t before = hash_file_bytes_read();
@@ -80,6 +82,15 @@ TEST(Hash, ReuseSkipsOnlySettledUnchangedFiles) {
   // Written just now: read every time, even when reuse is allowed.
   EXPECT_EQ(sha("fresh", HashReuse::Unchanged), std::pair(sha256_hex(first), std::uint64_t{100000}));
   EXPECT_EQ(sha("fresh", HashReuse::Unchanged).second, 100000u);
+
+  // Half a second old: settled where stamps carry sub-second parts (a build hashed, then pushed, is
+  // read once), still read again where they are whole seconds.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  struct stat st {};
+  ASSERT_EQ(::stat((dir / "recent").c_str(), &st), 0);
+  const bool sub_second = st.st_mtim.tv_nsec != 0 || st.st_ctim.tv_nsec != 0;
+  EXPECT_EQ(sha("recent", HashReuse::Unchanged).second, 100000u);
+  EXPECT_EQ(sha("recent", HashReuse::Unchanged).second, sub_second ? 0u : 100000u);
 
   std::this_thread::sleep_for(std::chrono::milliseconds(2100));
   EXPECT_EQ(sha("settled", HashReuse::Unchanged), std::pair(sha256_hex(first), std::uint64_t{100000}));

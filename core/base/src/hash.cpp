@@ -168,6 +168,16 @@ std::map<std::pair<dev_t, ino_t>, RememberedHash>& remembered() {
   return m;
 }
 
+// A hash is remembered only for a file whose last change is older than a write its stamps could hide:
+// 2 s where stamps are whole seconds (or coarser), 250 ms where they carry sub-second parts (ext4, xfs,
+// btrfs and tmpfs stamp in clock ticks of at most 10 ms). A freshly built file then costs one read
+// per process, not one per step that hashes it.
+std::int64_t settle_window_ns(const FileStamp& s) {
+  constexpr std::int64_t kSecond = 1'000'000'000;
+  const bool sub_second = s.mtime_ns % kSecond != 0 || s.ctime_ns % kSecond != 0;
+  return sub_second ? kSecond / 4 : 2 * kSecond;
+}
+
 std::int64_t wall_clock_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
@@ -192,8 +202,8 @@ Expected<std::vector<std::uint8_t>> hash_file(const std::filesystem::path& path,
   Hasher h(algorithm);
   KHUB_CHECK(feed_file(path, h));
   std::vector<std::uint8_t> digest = h.finish();
-  constexpr std::int64_t kSettled_ns = 2'000'000'000;
-  if (before && std::max(before->mtime_ns, before->ctime_ns) < started_ns - kSettled_ns && stamp_of(path) == before) {
+  if (before && std::max(before->mtime_ns, before->ctime_ns) < started_ns - settle_window_ns(*before) &&
+      stamp_of(path) == before) {
     std::lock_guard<std::mutex> g(remembered_mutex());
     remembered()[{before->dev, before->ino}] = RememberedHash{*before, algorithm, digest};
   }
