@@ -87,18 +87,26 @@ void ungroup_bytes(std::span<const std::byte> grouped, std::byte* out) {
 
 }  // namespace
 
-Expected<std::size_t> decode_record(std::span<const std::byte> records, std::vector<std::byte>& out) {
-  if (records.size() < kRecordHeaderSize) return bad_record("truncated header");
-  const std::byte* h = records.data();
+Expected<std::size_t> record_length(std::span<const std::byte> header) {
+  if (header.size() < kRecordHeaderSize) return bad_record("truncated header");
+  const std::byte* h = header.data();
   if (static_cast<std::uint8_t>(h[0]) != 0)
     return bad_record("version " + std::to_string(static_cast<int>(h[0])) + " (khub reads version 0)");
   const std::size_t payload = read_u24(h + 1);
-  const auto scheme = static_cast<std::uint8_t>(h[4]);
   const std::size_t unpacked = read_u24(h + 5);
   if (unpacked > kMaxChunkContent)
     return bad_record("chunk of " + std::to_string(unpacked) + " bytes (at most 131072)");
   if (payload > kMaxPayload) return bad_record("payload of " + std::to_string(payload) + " bytes");
-  if (records.size() - kRecordHeaderSize < payload) return bad_record("truncated payload");
+  return kRecordHeaderSize + payload;
+}
+
+Expected<std::size_t> decode_record(std::span<const std::byte> records, std::vector<std::byte>& out) {
+  KHUB_TRY(const std::size_t length, record_length(records));
+  if (records.size() < length) return bad_record("truncated payload");
+  const std::byte* h = records.data();
+  const std::size_t payload = length - kRecordHeaderSize;
+  const auto scheme = static_cast<std::uint8_t>(h[4]);
+  const std::size_t unpacked = read_u24(h + 5);
   const auto body = records.subspan(kRecordHeaderSize, payload);
   switch (scheme) {
     case static_cast<std::uint8_t>(Compression::None):

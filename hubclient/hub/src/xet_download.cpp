@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cerrno>
 #include <cstring>
@@ -77,43 +78,6 @@ Expected<xet::Reconstruction> query_reconstruction(HubClient::Impl& impl, const 
   return xet::parse_reconstruction(res.body);
 }
 
-// GET of a fetch URL (self-authorising: no Authorization) for exactly its byte range, with the
-// client's retry schedule for dropped connections and retryable statuses.
-Expected<std::string> fetch_records(HubClient::Impl& impl, const xet::FetchInfo& info) {
-  const std::uint64_t length = info.byte_end - info.byte_start + 1;
-  if (length > 2 * xet::kMaxXorbBytes) return Error(ErrorCode::Protocol, "a fetch range larger than any xorb");
-  const auto& policy = impl.options.retry;
-  for (int attempt = 0;; ++attempt) {
-    http::Request req;
-    req.url = info.url;
-    req.timeout = impl.options.download_timeout;
-    req.headers = {{"Range", "bytes=" + std::to_string(info.byte_start) + "-" + std::to_string(info.byte_end)}};
-    std::string body;
-    bool too_long = false;
-    req.on_body = [&](std::string_view part) {
-      if (body.size() + part.size() > length) return !(too_long = true);
-      body.append(part);
-      return true;
-    };
-    auto res = impl.perform(req);
-    if (too_long) return Error(ErrorCode::Protocol, "a fetch URL sent more than the byte range asked for");
-    if (res && res->ok()) {
-      if (body.size() == length) return body;
-      if (res->status == 200 && body.size() != length)
-        return Error(ErrorCode::Protocol, "a fetch URL ignored the byte range");
-    } else if (res && !http::is_retryable_status(res->status)) {
-      return http::hub_error("GET", info.url, *res);
-    }
-    if (attempt >= policy.max_retries) {
-      if (!res) return std::move(res).error();
-      if (!res->ok()) return http::hub_error("GET", info.url, *res);
-      return Error(ErrorCode::Network, "a fetch URL's answer ended early, " + std::to_string(attempt + 1) + " times");
-    }
-    http::pause_before_retry(impl.retry_notice(), "GET " + redact(info.url), attempt, policy.max_retries,
-                             http::retry_wait(policy, attempt, res ? &res.value() : nullptr));
-  }
-}
-
 Status write_at(int fd, const std::byte* data, std::size_t n, std::uint64_t offset) {
   while (n > 0) {
     const ssize_t w = ::pwrite(fd, data, n, static_cast<off_t>(offset));
@@ -126,33 +90,149 @@ Status write_at(int fd, const std::byte* data, std::size_t n, std::uint64_t offs
   return {};
 }
 
-// Decodes the fetched records (chunks info.chunk_start.. in order) and writes each piece's chunks
-// where they belong in the file, hashing every chunk on the way.
-Status place_records(const Fetch& fetch, const std::string& records, int fd, std::uint64_t& written) {
-  auto rest = std::as_bytes(std::span(records));
-  std::vector<std::byte> chunk;
-  std::vector<std::uint64_t> placed(fetch.pieces.size(), 0);
-  for (std::uint32_t index = fetch.info->chunk_start; index < fetch.info->chunk_end; ++index) {
-    chunk.clear();
-    KHUB_TRY(const std::size_t used, xet::decode_record(rest, chunk));
-    rest = rest.subspan(used);
-    std::optional<xet::Hash> hash;
-    for (std::size_t p = 0; p < fetch.pieces.size(); ++p) {
-      Piece& piece = *fetch.pieces[p];
-      if (index < piece.term->chunk_start || index >= piece.term->chunk_end) continue;
-      if (placed[p] + chunk.size() > piece.term->unpacked_length)
-        return Error(ErrorCode::Integrity, "a term's chunks hold more bytes than its length");
-      if (!hash) hash = xet::chunk_hash(chunk);
-      piece.chunks.push_back({*hash, chunk.size()});
-      KHUB_CHECK(write_at(fd, chunk.data(), chunk.size(), piece.file_offset + placed[p]));
-      placed[p] += chunk.size();
-      written += chunk.size();
-    }
+// Decodes a range read's records (chunks info.chunk_start.. in order) as they arrive and writes each
+// piece's chunks where they belong in the file, hashing every chunk on the way. Only a record cut
+// between two parts of the answer is buffered: holding whole ranges (up to 64 MiB each) cost a page
+// fault per 4 KiB, the largest cost of a loopback download.
+class RecordPlacer {
+ public:
+  RecordPlacer(const Fetch& fetch, int fd)
+      : fetch_(fetch), fd_(fd), index_(fetch.info->chunk_start), placed_(fetch.pieces.size(), 0) {
+    for (Piece* p : fetch.pieces) p->chunks.clear();
   }
-  for (std::size_t p = 0; p < fetch.pieces.size(); ++p)
-    if (placed[p] != fetch.pieces[p]->term->unpacked_length)
-      return Error(ErrorCode::Integrity, "a term's chunks hold fewer bytes than its length");
-  return {};
+
+  // The next bytes of the answer; false once a record is bad or cannot be written (see error()).
+  bool feed(std::span<const std::byte> in) {
+    while (!in.empty()) {
+      if (pending_.empty()) {
+        if (in.size() >= kRecordHeaderSize) {
+          auto length = xet::record_length(in);
+          if (!length) return fail(std::move(length).error());
+          if (in.size() >= *length) {
+            if (!place(in.first(*length))) return false;
+            in = in.subspan(*length);
+            continue;
+          }
+        }
+        pending_.assign(in.begin(), in.end());
+        return true;
+      }
+      // Complete the header, then the record, of the one cut by the previous part.
+      if (pending_.size() < kRecordHeaderSize) {
+        take(in, kRecordHeaderSize);
+        if (pending_.size() < kRecordHeaderSize) return true;  // `in` is used up
+      }
+      auto length = xet::record_length(pending_);
+      if (!length) return fail(std::move(length).error());
+      take(in, *length);
+      if (pending_.size() < *length) return true;
+      if (!place(pending_)) return false;
+      pending_.clear();
+    }
+    return true;
+  }
+
+  // After the answer's last byte: every chunk of the range arrived and every piece is complete.
+  Status finish() {
+    if (error_) return *error_;
+    if (!pending_.empty() || index_ != fetch_.info->chunk_end)
+      return Error(ErrorCode::Integrity, "a range read holds fewer chunks than it names");
+    for (std::size_t p = 0; p < fetch_.pieces.size(); ++p)
+      if (placed_[p] != fetch_.pieces[p]->term->unpacked_length)
+        return Error(ErrorCode::Integrity, "a term's chunks hold fewer bytes than its length");
+    return {};
+  }
+
+  [[nodiscard]] const std::optional<Error>& error() const { return error_; }
+  [[nodiscard]] std::uint64_t written() const { return written_; }
+
+ private:
+  static constexpr std::size_t kRecordHeaderSize = xet::kRecordHeaderSize;
+
+  // Moves bytes from the front of `in` to pending_ until it holds `want`.
+  void take(std::span<const std::byte>& in, std::size_t want) {
+    const std::size_t n = std::min(want - pending_.size(), in.size());
+    pending_.insert(pending_.end(), in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n));
+    in = in.subspan(n);
+  }
+
+  bool fail(Error e) {
+    error_ = std::move(e);
+    return false;
+  }
+
+  bool place(std::span<const std::byte> record) {
+    if (index_ >= fetch_.info->chunk_end)
+      return fail(Error(ErrorCode::Integrity, "a range read holds more chunks than it names"));
+    chunk_.clear();
+    if (auto used = xet::decode_record(record, chunk_); !used) return fail(std::move(used).error());
+    std::optional<xet::Hash> hash;
+    for (std::size_t p = 0; p < fetch_.pieces.size(); ++p) {
+      Piece& piece = *fetch_.pieces[p];
+      if (index_ < piece.term->chunk_start || index_ >= piece.term->chunk_end) continue;
+      if (placed_[p] + chunk_.size() > piece.term->unpacked_length)
+        return fail(Error(ErrorCode::Integrity, "a term's chunks hold more bytes than its length"));
+      if (!hash) hash = xet::chunk_hash(chunk_);
+      piece.chunks.push_back({*hash, chunk_.size()});
+      if (auto st = write_at(fd_, chunk_.data(), chunk_.size(), piece.file_offset + placed_[p]); !st)
+        return fail(std::move(st).error());
+      placed_[p] += chunk_.size();
+      written_ += chunk_.size();
+    }
+    ++index_;
+    return true;
+  }
+
+  const Fetch& fetch_;
+  int fd_;
+  std::uint32_t index_;
+  std::vector<std::uint64_t> placed_;
+  std::vector<std::byte> pending_, chunk_;
+  std::uint64_t written_ = 0;
+  std::optional<Error> error_;
+};
+
+// GET of a fetch URL (self-authorising: no Authorization) for exactly its byte range, placed as it
+// arrives, with the client's retry schedule for dropped connections and retryable statuses (a retry
+// reads and places the whole range again). Returns the bytes written.
+Expected<std::uint64_t> fetch_and_place(HubClient::Impl& impl, const Fetch& fetch, int fd) {
+  const xet::FetchInfo& info = *fetch.info;
+  const std::uint64_t length = info.byte_end - info.byte_start + 1;
+  if (length > 2 * xet::kMaxXorbBytes) return Error(ErrorCode::Protocol, "a fetch range larger than any xorb");
+  const auto& policy = impl.options.retry;
+  for (int attempt = 0;; ++attempt) {
+    http::Request req;
+    req.url = info.url;
+    req.timeout = impl.options.download_timeout;
+    req.headers = {{"Range", "bytes=" + std::to_string(info.byte_start) + "-" + std::to_string(info.byte_end)}};
+    RecordPlacer placer(fetch, fd);
+    std::uint64_t received = 0;
+    bool too_long = false;
+    req.on_body = [&](std::string_view part) {
+      if (received + part.size() > length) return !(too_long = true);
+      received += part.size();
+      return placer.feed(std::as_bytes(std::span(part.data(), part.size())));
+    };
+    auto res = impl.perform(req);
+    if (too_long) return Error(ErrorCode::Protocol, "a fetch URL sent more than the byte range asked for");
+    if (placer.error()) return *placer.error();
+    if (res && res->ok()) {
+      if (received == length) {
+        KHUB_CHECK(placer.finish());
+        return placer.written();
+      }
+      if (res->status == 200) return Error(ErrorCode::Protocol, "a fetch URL ignored the byte range");
+    } else if (res && !http::is_retryable_status(res->status)) {
+      return http::hub_error("GET", info.url, *res);
+    }
+    if (attempt >= policy.max_retries) {
+      if (!res) return std::move(res).error();
+      if (!res->ok()) return http::hub_error("GET", info.url, *res);
+      return Error(ErrorCode::Network, "a fetch URL's answer ended early, " + std::to_string(attempt + 1) + " times");
+    }
+    http::pause_before_retry(impl.retry_notice(), "GET " + redact(info.url), attempt, policy.max_retries,
+                             http::retry_wait(policy, attempt, res ? &res.value() : nullptr));
+  }
 }
 
 // Splits the reconstruction into pieces at their file offsets and the range reads that serve them.
@@ -221,9 +301,7 @@ Status download_xet(HubClient::Impl& impl, const FileMetadata& meta, const fs::p
       fetches->size(), static_cast<std::size_t>(std::max(1, impl.options.max_parallel_downloads)),
       [&](std::size_t i) -> Status {
         const Fetch& fetch = (*fetches)[i];
-        std::uint64_t written = 0;
-        KHUB_TRY(const std::string records, fetch_records(impl, *fetch.info));
-        KHUB_CHECK(place_records(fetch, records, fd, written));
+        KHUB_TRY(const std::uint64_t written, fetch_and_place(impl, fetch, fd));
         std::lock_guard<std::mutex> lock(mutex);
         done += written;
         if (progress && !progress->on_bytes(display_path, done, meta.size))

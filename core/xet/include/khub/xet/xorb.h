@@ -44,6 +44,10 @@ struct XorbIndex {
 /// `body`.
 [[nodiscard]] Expected<XorbIndex> index_xorb(std::span<const std::byte> body);
 
+/// The length (header and payload) of the record that `header` starts, from its first
+/// kRecordHeaderSize bytes; Protocol when they are fewer or no record of this format has them.
+[[nodiscard]] Expected<std::size_t> record_length(std::span<const std::byte> header);
+
 /// Decodes the record at the start of `records` and appends its chunk's bytes to `out`; returns the
 /// record's length. Protocol on a malformed or truncated record.
 [[nodiscard]] Expected<std::size_t> decode_record(std::span<const std::byte> records, std::vector<std::byte>& out);
