@@ -138,8 +138,28 @@ Expected<BlobInfo> BlobStore::Batch::put(std::string_view data) {
   return info;
 }
 
+Status BlobStore::Writer::sync_closed() const {
+  const int fd = ::open(tmp_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return io_error("open " + tmp_.string(), errno);
+  const bool ok = ::fsync(fd) == 0;
+  const int error = errno;
+  ::close(fd);
+  if (!ok) return io_error("fsync " + tmp_.string(), error);
+  return {};
+}
+
 Status BlobStore::Batch::commit() {
   if (pending_.empty()) return {};
+  constexpr std::size_t kFsyncEachUpTo = 16;
+  if (pending_.size() <= kFsyncEachUpTo) {
+    Status st;
+    for (auto& [writer, info] : pending_)
+      if (st) st = writer.sync_closed();  // every temp file's bytes on disk before any name points at them
+    for (auto& [writer, info] : pending_)
+      if (st) st = writer.publish(info, true);
+    pending_.clear();
+    return st;
+  }
   // syncfs needs any descriptor on the file system; the store's root folder is one.
   int fd = ::open(store_->tmp_dir().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return io_error("open " + store_->tmp_dir().string(), errno);
