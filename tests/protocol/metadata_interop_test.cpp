@@ -76,6 +76,50 @@ TEST_F(KernelsDataOracle, AgreesOnAcceptanceAndFields) {
   }
 }
 
+// kernel-depends as the `kernels` 0.17 client reads it (kernels._rust; kernels-data 0.16 predates the
+// key): both forms read alike, and every malformed entry fails with the same text and position.
+TEST_F(KernelsDataOracle, KernelDependsAsKernelsReadsThem) {
+  if (!khub::testing::python_has("kernels")) GTEST_SKIP() << "kernels not importable from KHUB_PYTHON";
+  const std::string head = R"({"name":"relu","id":"x","version":1,"license":"A","python-depends":[],)"
+                           R"("backend":{"type":"cuda"},"kernel-depends":)";
+  const std::vector<std::string> depends = {
+      R"([{"repo-id":"org/a","version":2},{"repo-id":"org/b","revision":"main"}])",
+      R"([])",
+      R"([{"repo-id":"org/a","version":2,"revision":"main"}])",
+      R"([{"repo-id":"org/a"}])",
+      R"([{"repo-id":"org/a","version":2,"x":1}])",
+      R"([{"version":2}])",
+      R"([{"repo-id":"org/a","version":-1}])",
+  };
+  std::string script = "from kernels._rust import Metadata, KernelVersion\n";
+  for (std::size_t i = 0; i < depends.size(); ++i) {
+    auto path = dir_ / ("d" + std::to_string(i) + ".json");
+    std::ofstream(path, std::ios::binary) << head + depends[i] + "}";
+    script += "try:\n  m = Metadata.read_from_file(r'" + path.string() +
+              "')\n  print('OK', ' '.join(d.repo_id + ('@v' + str(d.version.version) if isinstance(d.version, "
+              "KernelVersion.Version) else '@' + d.version.revision) for d in m.kernel_depends))\n"
+              "except Exception as e:\n  print('ERR', str(e).split('`: ', 1)[1].replace('\\n', ' '))\n";
+  }
+  auto r = khub::testing::run_python(script);
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::istringstream lines(r.output);
+  for (std::size_t i = 0; i < depends.size(); ++i) {
+    std::string line;
+    ASSERT_TRUE(std::getline(lines, line));
+    auto mine = read_metadata(dir_ / ("d" + std::to_string(i) + ".json"));
+    if (mine) {
+      std::string ours = "OK ";
+      for (const auto& d : mine->kernel_depends)
+        ours += (ours.size() > 3 ? " " : "") + d.repo_id + "@" + (d.version ? "v" + std::to_string(*d.version) : *d.revision);
+      if (mine->kernel_depends.empty()) ours = "OK ";
+      EXPECT_EQ(line, ours) << depends[i];
+    } else {
+      std::string text = mine.error().message;
+      EXPECT_EQ(line, "ERR " + text.substr(text.find("`: ") + 3)) << depends[i];
+    }
+  }
+}
+
 TEST_F(KernelsDataOracle, HashesTreesIdentically) {
   auto v = dir_ / "torch212-cxx11-cu130-x86_64-linux";
   fs::create_directories(v / "layers" / "__pycache__");

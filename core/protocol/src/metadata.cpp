@@ -103,9 +103,9 @@ Expected<KernelDependency> read_dependency(const SerdeReader& r, const Json& v, 
                              }
                              return {};
                            }));
-  if (dep.version.has_value() == dep.revision.has_value()) {
-    return r.error_at(ptr, "a kernel dependency needs exactly one of `version` or `revision`");
-  }
+  // kernels' texts (kernels-data `KernelDependency`, as the `kernels` 0.17 client reads it).
+  if (dep.version && dep.revision) return r.error_at(ptr, "`version` and `revision` are mutually exclusive");
+  if (!dep.version && !dep.revision) return r.error_at(ptr, "either `version` or `revision` must be specified");
   return dep;
 }
 
