@@ -6,6 +6,9 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+
 #include "ffi_localhub_support.h"
 #include "ffi_test_support.h"
 #include "test_util.h"
@@ -41,7 +44,8 @@ class FfiGpu : public ::testing::Test {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) GTEST_SKIP() << "no CUDA device";
     server_ = start_hub(dir_.path() / "hub");
-    ASSERT_EQ(cudaStreamCreate(&stream_), cudaSuccess);
+    // Non-blocking: a launch that went to the legacy default stream instead would not wait behind it.
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
   }
   void TearDown() override {
     if (stream_) cudaStreamDestroy(stream_);
@@ -90,19 +94,39 @@ TEST_F(FfiGpu, KernelRunsOnTheGivenStream) {
   Buffer x({256, 4096}), y({256, 4096}, -1.0f);
   x.randomize(rng);
   DeviceBuffer dx(x), dy(y);
-  // Hold the stream: a host function that spins until released runs first on it.
-  static std::atomic<bool> release{false};
-  release = false;
-  ASSERT_EQ(cudaLaunchHostFunc(stream_, [](void*) { while (!release) {} }, nullptr), cudaSuccess);
+  // The first launch of a module's kernel may load it lazily (CUDA_MODULE_LOADING=LAZY, CUDA's default),
+  // and that load synchronizes the context: it would wait on the held stream below. Launch once first.
   ASSERT_TRUE(f->call({dy.t(), dx.t(), nullptr, 1e-6}, {.stream = stream_}));
-  // The legacy default stream is free, and y still holds the fill: the kernel waits on our stream.
-  std::vector<float> before(y.data.size());
-  ASSERT_EQ(cudaMemcpyAsync(before.data(), dy.tensor.data, dy.bytes, cudaMemcpyDeviceToHost, cudaStreamPerThread),
+  ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dy.tensor.data, y.data.data(), dy.bytes, cudaMemcpyHostToDevice), cudaSuccess);
+  // Everything the probe needs is allocated before the hold (allocations may synchronize too).
+  cudaStream_t probe = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&probe, cudaStreamNonBlocking), cudaSuccess);
+  float* before = nullptr;
+  ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&before), sizeof(float)), cudaSuccess);
+  // Hold the stream: a host function that spins until released (or 30 s, so nothing can hang) runs first.
+  static std::atomic<bool> release{false}, expired{false};
+  release = false, expired = false;
+  ASSERT_EQ(cudaLaunchHostFunc(
+                stream_,
+                [](void*) {
+                  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+                  while (!release) {
+                    if (std::chrono::steady_clock::now() > until) return void(expired = true);
+                  }
+                },
+                nullptr),
             cudaSuccess);
-  ASSERT_EQ(cudaStreamSynchronize(cudaStreamPerThread), cudaSuccess);
-  EXPECT_EQ(before[0], -1.0f);
+  ASSERT_TRUE(f->call({dy.t(), dx.t(), nullptr, 1e-6}, {.stream = stream_}));
+  // A stream of its own sees y still holding the fill: the kernel waits behind the hold on our stream.
+  ASSERT_EQ(cudaMemcpyAsync(before, dy.tensor.data, sizeof(float), cudaMemcpyDeviceToHost, probe), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(probe), cudaSuccess);
   release = true;
   ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  EXPECT_FALSE(expired) << "the probe copy waited for the held stream (something synchronized the context)";
+  EXPECT_EQ(*before, -1.0f);
+  cudaFreeHost(before);
+  cudaStreamDestroy(probe);
   EXPECT_LT(max_diff(dy.to_host(), rms_norm_ref(x.data, nullptr, 4096, 1e-6)), 1e-4);
 }
 
