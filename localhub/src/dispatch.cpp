@@ -113,6 +113,7 @@ void dispatch_read(Hub& hub, const Req& req, Res& res) {
     if (r[0] == "discussions" && r.size() == 2) return get_discussion(hub, req, res, a->key, r[1]);
     if (r[0] == "lfs-files" && r.size() == 1) return get_lfs_files(hub, req, res, a->key);
     if (r[0] == "likers" && r.size() == 1) return get_likers(hub, req, res, a->key);
+    if (r[0] == "user-access-request" && r.size() == 2) return access_requests_route(hub, req, res, nullptr, a->key, r[1]);
     return not_found(res, req);
   }
   if (s.size() == 2 && s[0] == "lfs-blob") return get_lfs_blob(hub, req, res, s[1]);
@@ -151,6 +152,7 @@ void dispatch_write(Hub& hub, const Req& req, Res& res, const Reader& reader) {
       if (r[0] == "branch") return post_ref(hub, req, res, reader, a->key, RefKind::Branch, join(r, 1));
       if (r[0] == "tag") return post_ref(hub, req, res, reader, a->key, RefKind::Tag, join(r, 1));
       if (r[0] == "super-squash") return post_super_squash(hub, req, res, reader, a->key, join(r, 1));
+      if (r[0] == "user-access-request" && r.size() == 2) return access_requests_route(hub, req, res, &reader, a->key, r[1]);
       if (r[0] == "discussions" && r.size() >= 3) return post_discussion_change(hub, req, res, reader, a->key, r[1], join(r, 2));
       if (r[0] == "lfs-files" && r.size() == 2 && r[1] == "batch") return post_lfs_files_batch(hub, req, res, reader, a->key);
     }

@@ -62,10 +62,15 @@ bool Hub::can_write(const Identity& who, std::string_view ns) const {
 }
 
 bool Hub::can_download_gated(const Identity& who, const RepoRecord& repo) const {
-  // "auto" and "manual" alike: on the Hub "auto" approves access requests at once, but a user who
-  // never asked is refused; this server takes no requests, so the repo's namespace gets in.
+  // "auto" and "manual" alike: the repo's namespace, and users whose access request a writer
+  // accepted (on the Hub "auto" accepts requests at once, but a user who never asked is refused).
   if (repo.gated.empty()) return true;
-  return who.grant && namespace_allowed(*who.grant, repo.key.ns);
+  if (!who.grant) return false;
+  if (namespace_allowed(*who.grant, repo.key.ns)) return true;
+  auto requests = store.access_requests(repo);
+  return requests && std::any_of(requests->begin(), requests->end(), [&](const AccessRequest& r) {
+           return r.status == "accepted" && equal_ignoring_case(r.user, who.grant->user);
+         });
 }
 
 bool Hub::signed_by_us(std::string_view signature, std::string_view payload) const {

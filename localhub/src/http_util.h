@@ -34,7 +34,8 @@ struct Hub {
   /// May `who` see `repo`? (Private repos need a token allowed in its namespace.)
   [[nodiscard]] bool can_read(const Identity& who, const RepoRecord& repo) const;
   [[nodiscard]] bool can_write(const Identity& who, std::string_view ns) const;
-  /// May `who` download files of a gated repo? (Tokens allowed in its namespace, "auto" or "manual".)
+  /// May `who` download files of a gated repo? (Tokens allowed in its namespace, and users whose
+  /// access request was accepted; "auto" or "manual".)
   [[nodiscard]] bool can_download_gated(const Identity& who, const RepoRecord& repo) const;
   /// HMAC-SHA256 of `payload` with the server secret, hex.
   [[nodiscard]] std::string sign(std::string_view payload) const;

@@ -3,7 +3,7 @@
 // routes_files.cpp (resolve and blob downloads), routes_upload.cpp (preupload, Git LFS),
 // routes_commit.cpp (NDJSON commits), routes_xet_token.cpp and routes_cas.cpp (Xet),
 // routes_discussions.cpp (pull requests), routes_rewrite.cpp (moves, super-squash, LFS deletion),
-// routes_list.cpp (repo listings), routes_likes.cpp.
+// routes_list.cpp (repo listings), routes_likes.cpp, routes_access.cpp (access requests).
 // dispatch.cpp parses the path and calls them.
 #include <string>
 #include <string_view>
@@ -62,6 +62,10 @@ void get_xorb_data(Hub& hub, const Req& req, Res& res, std::string_view xorb);
 /// POST /v2/shards and /v1/xorb-grants: 404 after the body, so the client falls back to v1.
 void post_cas_fallback(Hub& hub, const Req& req, Res& res, const Reader& reader);
 void post_telemetry(Hub& hub, const Req& req, Res& res, const Reader& reader);
+
+// routes_access.cpp: …/user-access-request/{status} (GET, reader null) and /{grant|handle} (POST)
+void access_requests_route(Hub& hub, const Req& req, Res& res, const Reader* reader, const RepoKey& key,
+                           std::string_view action);
 
 // routes_likes.cpp
 void put_like(Hub& hub, const Req& req, Res& res, const RepoKey& key, bool liked);

@@ -339,6 +339,38 @@ TEST_F(AuthTest, GatedReposNeedATokenToDownload) {
   EXPECT_EQ(client_->Put("/api/models/acme/g/settings", auth("hf_write"), R"({"gated":"yes"})", "application/json")->status, 400);
 }
 
+// Access requests: a writer grants, rejects and accepts again; an accepted user downloads the files
+// of the gated repo, a rejected one is refused again; only writers of the namespace manage them.
+TEST_F(AuthTest, AcceptedAccessRequestsOpenAGatedRepo) {
+  ASSERT_EQ(create_repo("model", "acme", "ga", "hf_write")->status, 200);
+  ASSERT_EQ(commit_files("models/acme/ga", "main", {{"w.txt", "w"}}, "hf_write")->status, 200);
+  ASSERT_EQ(client_->Put("/api/models/acme/ga/settings", auth("hf_write"), R"({"gated":"manual"})", "application/json")->status, 200);
+  const std::string base = "/api/models/acme/ga/user-access-request/";
+  EXPECT_EQ(client_->Head("/acme/ga/resolve/main/w.txt", auth("hf_other"))->status, 403);
+  EXPECT_EQ(client_->Post(base + "grant", auth("hf_other"), R"({"user":"carol"})", "application/json")->status, 403);
+  ASSERT_EQ(client_->Post(base + "grant", auth("hf_write"), R"({"user":"carol"})", "application/json")->status, 200);
+  EXPECT_EQ(client_->Post(base + "grant", auth("hf_write"), R"({"user":"carol"})", "application/json")->status, 409);
+  EXPECT_EQ(client_->Get("/acme/ga/resolve/main/w.txt", auth("hf_other"))->body, "w");
+  auto accepted = json::parse(client_->Get(base + "accepted", auth("hf_write"))->body);
+  ASSERT_EQ(accepted.size(), 1u);
+  EXPECT_EQ(accepted[0]["user"]["user"], "carol");
+  EXPECT_EQ(accepted[0]["status"], "accepted");
+  EXPECT_EQ(client_->Get(base + "accepted", auth("hf_other"))->status, 403);
+  ASSERT_EQ(client_->Post(base + "handle", auth("hf_write"), R"({"user":"carol","status":"rejected"})",
+                          "application/json")->status, 200);
+  EXPECT_EQ(client_->Head("/acme/ga/resolve/main/w.txt", auth("hf_other"))->status, 403);
+  EXPECT_TRUE(json::parse(client_->Get(base + "accepted", auth("hf_write"))->body).empty());
+  auto rejected = json::parse(client_->Get(base + "rejected", auth("hf_write"))->body);
+  ASSERT_EQ(rejected.size(), 1u);
+  // Accepted again by its request id.
+  ASSERT_EQ(client_->Post(base + "handle", auth("hf_write"),
+                          json{{"requestId", rejected[0]["requestId"]}, {"status", "accepted"}}.dump(),
+                          "application/json")->status, 200);
+  EXPECT_EQ(client_->Head("/acme/ga/resolve/main/w.txt", auth("hf_other"))->status, 200);
+  EXPECT_EQ(client_->Post(base + "handle", auth("hf_write"), R"({"user":"dave","status":"accepted"})",
+                          "application/json")->status, 404);  // no request from dave
+}
+
 class ClosedReadTest : public ServerFixture {
  protected:
   ServerConfig config() override {

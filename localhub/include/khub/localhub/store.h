@@ -135,6 +135,12 @@ struct LfsObject {
   std::int64_t pushed_at = 0;  // the oldest commit of that ref holding it
 };
 
+struct AccessRequest {
+  std::string user;
+  std::string status;  // "pending", "accepted", "rejected"
+  std::int64_t updated_at = 0;
+};
+
 struct CommitResult {
   std::string oid;
   int pr_number = 0;  // > 0 when a pull request was opened
@@ -248,6 +254,15 @@ class RepoStore {
   /// changed since its base (Conflict when main changed one of them otherwise); the pull request
   /// becomes "merged". Returns the merge commit.
   [[nodiscard]] Expected<std::string> merge_pull_request(const RepoRecord& repo, int num, std::string_view author);
+
+  // Access requests to gated repos (store_likes.cpp, with the likes: per-user rows of a repo).
+
+  /// Every request of the repo: {user, status ("pending", "accepted", "rejected"), when}, oldest first.
+  [[nodiscard]] Expected<std::vector<AccessRequest>> access_requests(const RepoRecord& repo) const;
+  /// Sets `user`'s request to `status`. `create`: a missing request is made (a grant); otherwise
+  /// EntryNotFound. Conflict when it already has that status.
+  [[nodiscard]] Status set_access_request(const RepoRecord& repo, std::string_view user, std::string_view status,
+                                          bool create);
 
   // Likes (store_likes.cpp).
 
