@@ -4,12 +4,15 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "khub/base/hash.h"
@@ -31,6 +34,7 @@ struct Piece {
   const xet::ReconstructionTerm* term = nullptr;
   std::uint64_t file_offset = 0;
   std::vector<xet::HashedSize> chunks;
+  std::size_t index = 0;  // in file order
 };
 
 // One range read: a fetch entry and the pieces it serves.
@@ -90,14 +94,94 @@ Status write_at(int fd, const std::byte* data, std::size_t n, std::uint64_t offs
   return {};
 }
 
+// The sha256 of the file, taken in file order while range reads still fill later parts: it follows
+// each piece's placed prefix (a piece's chunks are written in order) and reads those bytes back from
+// the page cache, so what is left to hash when the last byte lands is a part of the file, not all of
+// it. A range read that was retried may have rewritten bytes already hashed: download_xet then hashes
+// the whole file again.
+class OrderedSha256 {
+ public:
+  OrderedSha256(int fd, const std::vector<Piece>& pieces) : fd_(fd), pieces_(pieces), placed_(pieces.size(), 0) {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~OrderedSha256() { stop(); }
+  OrderedSha256(const OrderedSha256&) = delete;
+  OrderedSha256& operator=(const OrderedSha256&) = delete;
+
+  // `piece` now holds `prefix` bytes from its start.
+  void placed(std::size_t piece, std::uint64_t prefix) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      placed_[piece] = std::max(placed_[piece], prefix);
+    }
+    wake_.notify_one();
+  }
+
+  // After every piece is placed: the digest, hex.
+  Expected<std::string> finish() {
+    thread_.join();
+    if (error_) return *error_;
+    return to_hex(sha_.finish());
+  }
+
+  void stop() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+  }
+
+ private:
+  void run() {
+    std::vector<std::byte> buffer(std::size_t{1} << 20);
+    for (const Piece& piece : pieces_) {
+      const std::uint64_t length = piece.term->unpacked_length;
+      for (std::uint64_t hashed = 0; hashed < length;) {
+        std::uint64_t ready = 0;
+        {
+          std::unique_lock<std::mutex> lock(mutex_);
+          wake_.wait(lock, [&] { return stopping_ || placed_[piece.index] > hashed; });
+          if (stopping_) return;
+          ready = placed_[piece.index];
+        }
+        while (hashed < ready) {
+          const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), ready - hashed));
+          const ssize_t got = ::pread(fd_, buffer.data(), n, static_cast<off_t>(piece.file_offset + hashed));
+          if (got < 0 && errno == EINTR) continue;
+          if (got <= 0) {
+            error_ = Error(ErrorCode::Io, std::string("cannot read back the download: ") +
+                                              (got < 0 ? std::strerror(errno) : "the file is shorter"));
+            return;
+          }
+          sha_.update(std::span<const std::byte>(buffer.data(), static_cast<std::size_t>(got)));
+          hashed += static_cast<std::uint64_t>(got);
+        }
+      }
+    }
+  }
+
+  const int fd_;
+  const std::vector<Piece>& pieces_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<std::uint64_t> placed_;  // guarded by mutex_
+  bool stopping_ = false;              // guarded by mutex_
+  Hasher sha_{HashAlgorithm::Sha256};  // the thread's until finish()
+  std::optional<Error> error_;         // the thread's until finish()
+  std::thread thread_;
+};
+
 // Decodes a range read's records (chunks info.chunk_start.. in order) as they arrive and writes each
 // piece's chunks where they belong in the file, hashing every chunk on the way. Only a record cut
 // between two parts of the answer is buffered: holding whole ranges (up to 64 MiB each) cost a page
 // fault per 4 KiB, the largest cost of a loopback download.
 class RecordPlacer {
  public:
-  RecordPlacer(const Fetch& fetch, int fd)
-      : fetch_(fetch), fd_(fd), index_(fetch.info->chunk_start), placed_(fetch.pieces.size(), 0) {
+  RecordPlacer(const Fetch& fetch, int fd, OrderedSha256& sha)
+      : fetch_(fetch), fd_(fd), sha_(sha), index_(fetch.info->chunk_start), placed_(fetch.pieces.size(), 0) {
     for (Piece* p : fetch.pieces) p->chunks.clear();
   }
 
@@ -178,6 +262,7 @@ class RecordPlacer {
         return fail(std::move(st).error());
       placed_[p] += chunk_.size();
       written_ += chunk_.size();
+      sha_.placed(piece.index, placed_[p]);
     }
     ++index_;
     return true;
@@ -185,6 +270,7 @@ class RecordPlacer {
 
   const Fetch& fetch_;
   int fd_;
+  OrderedSha256& sha_;
   std::uint32_t index_;
   std::vector<std::uint64_t> placed_;
   std::vector<std::byte> pending_, chunk_;
@@ -195,7 +281,8 @@ class RecordPlacer {
 // GET of a fetch URL (self-authorising: no Authorization) for exactly its byte range, placed as it
 // arrives, with the client's retry schedule for dropped connections and retryable statuses (a retry
 // reads and places the whole range again). Returns the bytes written.
-Expected<std::uint64_t> fetch_and_place(HubClient::Impl& impl, const Fetch& fetch, int fd) {
+Expected<std::uint64_t> fetch_and_place(HubClient::Impl& impl, const Fetch& fetch, int fd, OrderedSha256& sha,
+                                        std::atomic<bool>& retried) {
   const xet::FetchInfo& info = *fetch.info;
   const std::uint64_t length = info.byte_end - info.byte_start + 1;
   if (length > 2 * xet::kMaxXorbBytes) return Error(ErrorCode::Protocol, "a fetch range larger than any xorb");
@@ -205,7 +292,8 @@ Expected<std::uint64_t> fetch_and_place(HubClient::Impl& impl, const Fetch& fetc
     req.url = info.url;
     req.timeout = impl.options.download_timeout;
     req.headers = {{"Range", "bytes=" + std::to_string(info.byte_start) + "-" + std::to_string(info.byte_end)}};
-    RecordPlacer placer(fetch, fd);
+    if (attempt > 0) retried = true;
+    RecordPlacer placer(fetch, fd, sha);
     std::uint64_t received = 0;
     bool too_long = false;
     req.on_body = [&](std::string_view part) {
@@ -243,7 +331,7 @@ Expected<std::vector<Fetch>> plan_fetches(const xet::Reconstruction& r, std::vec
   std::uint64_t offset = 0;
   pieces.reserve(r.terms.size());
   for (const auto& t : r.terms) {
-    pieces.push_back({&t, offset, {}});
+    pieces.push_back({&t, offset, {}, pieces.size()});
     offset += t.unpacked_length;
   }
   if (offset != size)
@@ -294,6 +382,8 @@ Status download_xet(HubClient::Impl& impl, const FileMetadata& meta, const fs::p
   auto fetches = plan_fetches(*answer, pieces, meta.size);
   if (!fetches) return fail(xet_error(fetches.error().code, display_path, fetches.error().message));
 
+  OrderedSha256 sha(fd, pieces);
+  std::atomic<bool> retried{false};
   std::mutex mutex;  // guards `done` and the progress sink
   std::uint64_t done = 0;
   auto* progress = impl.options.progress.get();
@@ -301,7 +391,7 @@ Status download_xet(HubClient::Impl& impl, const FileMetadata& meta, const fs::p
       fetches->size(), static_cast<std::size_t>(std::max(1, impl.options.max_parallel_downloads)),
       [&](std::size_t i) -> Status {
         const Fetch& fetch = (*fetches)[i];
-        KHUB_TRY(const std::uint64_t written, fetch_and_place(impl, fetch, fd));
+        KHUB_TRY(const std::uint64_t written, fetch_and_place(impl, fetch, fd, sha, retried));
         std::lock_guard<std::mutex> lock(mutex);
         done += written;
         if (progress && !progress->on_bytes(display_path, done, meta.size))
@@ -309,6 +399,7 @@ Status download_xet(HubClient::Impl& impl, const FileMetadata& meta, const fs::p
         return {};
       });
   if (!fetched) {
+    sha.stop();
     if (fetched.error().code == ErrorCode::Cancelled) return fail(std::move(fetched).error());
     return fail(xet_error(fetched.error().code, display_path, fetched.error().message));
   }
@@ -317,14 +408,20 @@ Status download_xet(HubClient::Impl& impl, const FileMetadata& meta, const fs::p
   // the name the Hub gave, before the sha256 the cache is keyed by.
   std::vector<xet::HashedSize> leaves;
   for (const auto& p : pieces) leaves.insert(leaves.end(), p.chunks.begin(), p.chunks.end());
-  if (const auto got = xet::file_hash(leaves).str(); got != meta.xet_hash)
+  if (const auto got = xet::file_hash(leaves).str(); got != meta.xet_hash) {
+    sha.stop();
     return fail(Error(ErrorCode::Integrity, std::string(display_path) + ": Xet hash mismatch",
                       "the download was corrupted or the server is misbehaving; nothing was kept, retry")
                     .note("expected " + meta.xet_hash + ", got " + got));
+  }
+  auto digest = sha.finish();
+  if (digest && retried) {  // bytes hashed before a retry rewrote them: hash what the file holds now
+    auto whole = hash_file(dest, HashAlgorithm::Sha256);
+    digest = whole ? Expected<std::string>(to_hex(*whole)) : Expected<std::string>(std::move(whole).error());
+  }
+  if (!digest) return fail(std::move(digest).error());
   if (::fdatasync(fd) != 0) return fail(Error(ErrorCode::Io, "cannot sync " + dest.string() + ": " + std::strerror(errno)));
-  auto sha = hash_file(dest, HashAlgorithm::Sha256);
-  if (!sha) return fail(std::move(sha).error());
-  if (const auto got = to_hex(*sha); got != meta.etag)
+  if (const auto& got = *digest; got != meta.etag)
     return fail(Error(ErrorCode::Integrity, std::string(display_path) + ": sha256 mismatch",
                       "the download was corrupted or the server is misbehaving; nothing was kept, retry")
                     .note("expected " + meta.etag + " (etag), got " + got));
