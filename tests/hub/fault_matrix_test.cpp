@@ -55,13 +55,15 @@ void PrintTo(Fault f, std::ostream* os) { *os << name(f); }
 void PrintTo(Stage s, std::ostream* os) { *os << name(s); }
 void PrintTo(Mode m, std::ostream* os) { *os << (m == Mode::Once ? "once" : "always"); }
 
-// Ok, or the error code the download must end with.
+// Ok, or the error code the download must end with (`either`: ok or that error, both right).
 struct Outcome {
   bool ok = true;
   ErrorCode code = ErrorCode::Network;
+  bool either = false;
 };
 constexpr Outcome kOk{};
 constexpr Outcome fails(ErrorCode c) { return {false, c}; }
+constexpr Outcome ok_or(ErrorCode c) { return {false, c, true}; }
 
 struct Expected2 {
   Outcome once, always;
@@ -99,11 +101,13 @@ const std::map<std::pair<Fault, Stage>, Expected2>& matrix() {
       {{Fault::LongBody, Stage::Resume}, {fails(E::Integrity), fails(E::Integrity)}},
       {{Fault::Slow, Stage::Api}, {kOk, fails(E::Network)}},
       {{Fault::Slow, Stage::Redirect}, {kOk, fails(E::Network)}},
-      // A 1.5 s stall mid-body is cut after download_timeout (500 ms here) of silence and resumed;
-      // when every connection stalls, the resume budget ends it as for drops.
+      // A 1.5 s stall mid-body is cut after download_timeout (500 ms here) of silence and resumed,
+      // when curl's progress call (at least once a second) lands inside it; on a loaded machine a
+      // stall may also be waited out. When every connection stalls, the resume budget ends the
+      // download as for drops, or the waited-out stalls let it finish: both right.
       // docs/security.md, "Download fault matrix".
-      {{Fault::Slow, Stage::Body}, {kOk, fails(E::Network)}},
-      {{Fault::Slow, Stage::Resume}, {kOk, fails(E::Network)}},
+      {{Fault::Slow, Stage::Body}, {kOk, ok_or(E::Network)}},
+      {{Fault::Slow, Stage::Resume}, {kOk, ok_or(E::Network)}},
   };
   return m;
 }
@@ -266,7 +270,7 @@ TEST_P(FaultMatrix, EndsRightOrClearlyWithTheCacheIntact) {
     for (const auto& r : hub_.requests()) ranged += r.method == "GET" && r.range.rfind("bytes=", 0) == 0;
     EXPECT_GT(ranged, 0);
   }
-  if (want.ok) {
+  if (want.ok || (want.either && got)) {
     ASSERT_TRUE(got) << what.str();
     expect_complete(cache);
   } else {
