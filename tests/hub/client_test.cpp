@@ -3,6 +3,7 @@
 
 #include <chrono>
 
+#include "../http/hostile_server.h"
 #include "fixture_hub.h"
 #include "khub/hub/hub_client.h"
 #include "test_util.h"
@@ -188,3 +189,30 @@ TEST_F(ClientTest, OfflineMakesNoRequest) {
 }
 
 }  // namespace
+
+// A size no 64-bit number holds, in a HEAD's X-Linked-Size (answered directly or with a redirect to
+// another host), is a Protocol error, not an uncaught std::out_of_range that ended the process
+// (fuzz_hub_json found it).
+TEST(FileMetadata, ASizeBeyond64BitsIsAProtocolError) {
+  const std::string huge(100, '5'), commit(40, 'a'), etag(64, 'b');
+  for (bool redirect : {false, true}) {
+    khub::test::HostileServer server([&](khub::test::HostileServer& s, int fd, const std::string& head) {
+      std::string answer = "HTTP/1.1 200 OK\r\n";
+      if (redirect && head.find("/resolve/") != std::string::npos)
+        answer = "HTTP/1.1 302 Found\r\nLocation: " + s.url("/cdn/f.bin") + "\r\n";
+      answer += "X-Repo-Commit: " + commit + "\r\nX-Linked-Etag: \"" + etag + "\"\r\nX-Linked-Size: " + huge +
+                "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+      s.send(fd, answer);
+    });
+    TempDir dir;
+    ClientOptions o;
+    o.endpoint = server.url("");
+    if (redirect) o.endpoint = "http://localhost:" + o.endpoint.substr(o.endpoint.rfind(':') + 1);  // the CDN: 127.0.0.1
+    o.cache_dir = dir.path();
+    o.telemetry = false;
+    HubClient c(o);
+    auto m = c.file_metadata(RepoRef{RepoType::Model, "org/m"}, commit, "f.bin");
+    ASSERT_FALSE(m) << redirect;
+    EXPECT_EQ(m.error().code, ErrorCode::Protocol) << m.error().describe();
+  }
+}

@@ -1,6 +1,7 @@
 #include "khub/base/text.h"
 
 #include <cctype>
+#include <charconv>
 
 namespace khub {
 
@@ -9,6 +10,14 @@ std::string ascii_lower(std::string_view text) {
   for (auto& c : out)
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   return out;
+}
+
+std::optional<std::uint64_t> parse_decimal_u64(std::string_view text) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
 }
 
 std::string trim_space(std::string_view text) {

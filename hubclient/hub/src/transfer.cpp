@@ -14,6 +14,7 @@
 #include "xet_download.h"
 #include "khub/base/hash.h"
 #include "khub/base/redact.h"
+#include "khub/base/text.h"
 #include "khub/base/url.h"
 
 namespace khub::hub {
@@ -74,10 +75,9 @@ Expected<FileMetadata> HubClient::file_metadata(const RepoRef& repo, std::string
       FileMetadata m;
       m.commit = res.header("x-repo-commit");
       m.etag = normalise_etag(res.header("x-linked-etag").empty() ? res.header("etag") : res.header("x-linked-etag"));
-      std::string linked = res.header("x-linked-size");
-      if (linked.empty() || linked.find_first_not_of("0123456789") != std::string::npos)
-        return Error(ErrorCode::Protocol, "HEAD " + redact(url) + ": redirect without a valid X-Linked-Size");
-      m.size = std::stoull(linked);
+      const auto linked = parse_decimal_u64(res.header("x-linked-size"));
+      if (!linked) return Error(ErrorCode::Protocol, "HEAD " + redact(url) + ": redirect without a valid X-Linked-Size");
+      m.size = *linked;
       m.location = next;
       read_xet_fields(m, res, url, impl.options.endpoint);
       if (m.commit.empty() || m.etag.empty())
@@ -95,12 +95,13 @@ Expected<FileMetadata> HubClient::file_metadata(const RepoRef& repo, std::string
     FileMetadata m;
     m.commit = res.header("x-repo-commit");
     m.etag = normalise_etag(res.header("x-linked-etag").empty() ? res.header("etag") : res.header("x-linked-etag"));
-    std::string size = res.header("x-linked-size");
-    if (size.empty()) size = res.header("content-length");
-    if (m.commit.empty() || m.etag.empty() || size.empty() || size.find_first_not_of("0123456789") != std::string::npos)
+    std::string size_text = res.header("x-linked-size");
+    if (size_text.empty()) size_text = res.header("content-length");
+    const auto size = parse_decimal_u64(size_text);
+    if (m.commit.empty() || m.etag.empty() || !size)
       return Error(ErrorCode::Protocol, "HEAD " + redact(url) + ": missing X-Repo-Commit, ETag or size",
                    "the server is not a Hugging Face Hub (proxy or firewall?)");
-    m.size = std::stoull(size);
+    m.size = *size;
     m.location = url;
     read_xet_fields(m, res, url, impl.options.endpoint);
     return m;
