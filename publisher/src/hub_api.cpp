@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "khub/base/hash.h"
+#include "khub/base/text.h"
 #include "khub/base/url.h"
 #include "khub/http/hub_answers.h"
 #include "khub/json/fields.h"
@@ -240,13 +241,19 @@ Expected<std::vector<LfsAction>> HubSession::lfs_batch(const std::vector<const L
 Expected<std::uint64_t> HubSession::lfs_upload(const LocalFile& file, const LfsAction& action) {
   std::uint64_t sent = 0;
   std::string chunk_size;
-  std::vector<std::pair<int, std::string>> parts;
+  std::vector<std::pair<std::uint64_t, std::string>> parts;
   Headers plain;
   for (const auto& [k, v] : action.upload_headers) {
     if (k == "chunk_size") {
       chunk_size = v;
     } else if (!k.empty() && std::all_of(k.begin(), k.end(), ::isdigit)) {
-      parts.emplace_back(std::atoi(k.c_str()), v);
+      // Part URLs go in the order of their numbers, as huggingface_hub sorts them (int(key)).
+      auto number = parse_decimal_u64(k);
+      if (!number) {
+        return Error(ErrorCode::Protocol, "LFS multipart for " + file.repo_path + ": part number " +
+                                              k.substr(0, 40) + " is beyond 2^64");
+      }
+      parts.emplace_back(*number, v);
     } else {
       plain.emplace_back(k, v);
     }
@@ -258,10 +265,9 @@ Expected<std::uint64_t> HubSession::lfs_upload(const LocalFile& file, const LfsA
     if (r.status < 200 || r.status >= 300) return http_error(put, r);
     sent = file.size;
   } else {
-    const bool numeric = chunk_size.size() < 19 && std::all_of(chunk_size.begin(), chunk_size.end(), ::isdigit);
-    std::uint64_t chunk = numeric ? std::stoull(chunk_size) : 0;
+    const std::uint64_t chunk = parse_decimal_u64(chunk_size).value_or(0);
     std::sort(parts.begin(), parts.end());
-    if (chunk == 0 || parts.size() != (file.size + chunk - 1) / chunk) {
+    if (chunk == 0 || parts.size() != file.size / chunk + (file.size % chunk != 0)) {
       return Error(ErrorCode::Protocol, "LFS multipart for " + file.repo_path + ": " + std::to_string(parts.size()) +
                                             " part URLs for " + std::to_string(file.size) + " bytes in chunks of " +
                                             chunk_size);

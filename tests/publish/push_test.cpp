@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "khub/base/hash.h"
 #include "khub/protocol/metadata.h"
 #include "push_fixture.h"
@@ -441,6 +443,51 @@ TEST_F(Push, MalformedHubAnswersFailThePush) {
     ASSERT_FALSE(r) << route << " answered " << body << ": the push reported success";
     EXPECT_EQ(r.error().code, ErrorCode::Protocol) << route << ": " << r.error().describe();
   }
+}
+
+
+// A hostile LFS batch answer: a multipart part number beyond 2^64 is a Protocol error that names it
+// (it was read with atoi, undefined behaviour that put the part URLs in a wrong order), before any
+// byte is sent; part numbers with leading zeros (as the local hub writes them) still work.
+class LfsPartRewriting : public http::Transport {
+ public:
+  explicit LfsPartRewriting(std::string huge_key) : huge_key_(std::move(huge_key)) { inner_.hide_xet = true; }
+  Expected<http::Response> perform(const http::Request& r) override {
+    KHUB_TRY(auto res, inner_.perform(r));
+    if (!r.url.ends_with("/info/lfs/objects/batch") || res.status != 200 || huge_key_.empty()) return res;
+    auto j = nlohmann::json::parse(res.body);
+    for (auto& o : j["objects"]) {
+      if (!o.contains("actions")) continue;
+      auto& header = o["actions"]["upload"]["header"];
+      if (!header.contains("00002")) continue;
+      header[huge_key_] = header["00002"];
+      header.erase("00002");
+    }
+    res.body = j.dump();
+    return res;
+  }
+  khub::testing::CountingTransport inner_;
+
+ private:
+  std::string huge_key_;
+};
+
+TEST_F(Push, LfsPartNumbersBeyond64BitsAreAProtocolError) {
+  make_build(200 * 1024);  // 64 KiB parts: four per data.bin
+  LfsPartRewriting hostile("18446744073709551616");
+  auto tree = discover_build(kernel());
+  ASSERT_TRUE(tree);
+  auto r = push_build(*tree, options(), hostile);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::Protocol) << r.error().describe();
+  EXPECT_NE(r.error().message.find("part number 18446744073709551616 is beyond 2^64"), std::string::npos)
+      << r.error().message;
+  EXPECT_EQ(hostile.inner_.count("/lfs-upload/"), 0);
+
+  LfsPartRewriting plain("");
+  auto ok = push_build(*tree, options(), plain);
+  ASSERT_TRUE(ok) << ok.error().describe();
+  EXPECT_GT(plain.inner_.count("/lfs-upload/"), 4);
 }
 
 }  // namespace
