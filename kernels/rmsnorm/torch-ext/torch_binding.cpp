@@ -2,16 +2,14 @@
 // implementation for the CPU key in every variant, the CUDA launcher for the CUDA key in cuda variants.
 #include <ATen/ops/empty.h>
 
-#include <string_view>
 #include <tuple>
 
 #include "op_schemas.h"
 #include "khub_kernels/torch_glue.h"
 #include "khub_kernels/torch_register.h"
-#include "rmsnorm.h"
+#include "rmsnorm_args.h"
 #ifdef KHUB_KERNEL_CUDA
 #include "khub_kernels/torch_cuda_glue.h"
-#include "rmsnorm_launch.h"
 #endif
 
 namespace khub_kernels::rmsnorm {
@@ -19,79 +17,26 @@ namespace {
 
 using namespace khub_kernels::glue;
 
-Rounding parse_rounding(std::string_view s) {
-  if (s == "fused") return Rounding::Fused;
-  if (s == "qwen3") return Rounding::Qwen3;
-  if (s == "diffusers") return Rounding::Diffusers;
-  TORCH_CHECK(false, "rms_norm: unknown rounding convention '", s, "' (expected fused, qwen3 or diffusers)");
-}
-
-std::tuple<at::Tensor, at::Tensor> run(const char* op, const at::Tensor& x, const at::Tensor* residual,
-                                       const std::optional<at::Tensor>& weight, double eps, Rounding rounding) {
-  check_backend(x, op);
-  RmsNormArgs a;
-  a.dtype = dtype_of(x, "x");
-  a.x = x.data_ptr();
-  // A row is only its position in x and out: one block of rows where the strides allow it.
-  a.x_layout = as_one_block(row_layout(x, "x"));
-  a.n = x.size(-1);
-  a.eps = static_cast<float>(eps);
-  a.rounding = rounding;
-  TORCH_CHECK(eps >= 0.0, op, ": eps must be >= 0, got ", eps);
-  if (residual) {
-    check_device(*residual, x, "residual");
-    TORCH_CHECK(residual->scalar_type() == x.scalar_type(), op, ": residual dtype ", residual->scalar_type(),
-                " must equal x dtype ", x.scalar_type());
-    TORCH_CHECK(residual->sizes() == x.sizes(), op, ": residual shape ", residual->sizes(), " must equal x shape ",
-                x.sizes());
-    a.residual = residual->data_ptr();
-    a.residual_layout = as_one_block(row_layout(*residual, "residual"));
-  }
-  a.weight_dtype = a.dtype;
-  if (weight) {
-    const at::Tensor& w = *weight;
-    check_device(w, x, "weight");
-    TORCH_CHECK(w.dim() == 1 && w.size(0) == a.n, op, ": weight must have shape [", a.n, "], got ", w.sizes());
-    TORCH_CHECK(w.scalar_type() == x.scalar_type() || w.scalar_type() == at::kFloat, op, ": weight dtype ",
-                w.scalar_type(), " must equal x dtype ", x.scalar_type(), " or be float32");
-    check_last_contiguous(w, "weight");
-    a.weight = w.data_ptr();
-    a.weight_dtype = dtype_of(w, "weight");
-  }
-  at::Tensor out = empty_output_like(x);
-  at::Tensor res_out = residual ? empty_output_like(x) : at::Tensor();
-  a.out = out.data_ptr();
-  a.residual_out = residual ? res_out.data_ptr() : nullptr;
-  if (out.numel() == 0) return {out, res_out};
-  if (x.is_cpu()) {
-    parallel_rows(a.x_layout.rows, a.n, [&](int64_t b, int64_t e) { rms_norm_cpu(a, b, e); });
-    return {out, res_out};
-  }
-#ifdef KHUB_KERNEL_CUDA
-  const c10::cuda::CUDAGuard guard(x.device());
-  const int64_t vec = 16 / x.element_size();
-  bool vector_ok = a.n % vec == 0 && rows_aligned16(x, a.x_layout);
-  if (residual) vector_ok = vector_ok && rows_aligned16(*residual, a.residual_layout);
-  if (weight) vector_ok = vector_ok && aligned16(a.weight);
-  check_launch(launch_rms_norm(a, vector_ok, current_stream(x)), op);
-  return {out, res_out};
-#else
-  TORCH_CHECK(false, op, ": this is a CPU build; no CUDA implementation");
-#endif
-}
+const at::Tensor* opt(const std::optional<at::Tensor>& t) { return t ? &*t : nullptr; }
 
 at::Tensor rms_norm(const at::Tensor& x, const std::optional<at::Tensor>& weight, double eps) {
-  return std::get<0>(run("rms_norm", x, nullptr, weight, eps, Rounding::Fused));
+  NewOutputs o;
+  run<Glue>("rms_norm", x, nullptr, opt(weight), eps, Rounding::Fused, o);
+  return std::move(o.t[0]);
 }
 
 at::Tensor rms_norm_rounding(const at::Tensor& x, const std::optional<at::Tensor>& weight, double eps,
                              c10::string_view rounding) {
-  return std::get<0>(run("rms_norm_rounding", x, nullptr, weight, eps, parse_rounding(rounding)));
+  NewOutputs o;
+  run<Glue>("rms_norm_rounding", x, nullptr, opt(weight), eps, parse_rounding<Glue>(rounding), o);
+  return std::move(o.t[0]);
 }
 
 std::tuple<at::Tensor, at::Tensor> fused_add_rms_norm(const at::Tensor& x, const at::Tensor& residual,
                                                       const std::optional<at::Tensor>& weight, double eps) {
-  return run("fused_add_rms_norm", x, &residual, weight, eps, Rounding::Fused);
+  NewOutputs o;
+  run<Glue>("fused_add_rms_norm", x, &residual, opt(weight), eps, Rounding::Fused, o);
+  return {std::move(o.t[0]), std::move(o.t[1])};
 }
 
 // Meta: the outputs' metadata without running a kernel (torch.compile's fake tensors, shape
@@ -103,7 +48,7 @@ at::Tensor rms_norm_meta(const at::Tensor& x, const std::optional<at::Tensor>&, 
 
 at::Tensor rms_norm_rounding_meta(const at::Tensor& x, const std::optional<at::Tensor>& weight, double eps,
                                   c10::string_view rounding) {
-  parse_rounding(rounding);
+  parse_rounding<Glue>(rounding);
   return rms_norm_meta(x, weight, eps);
 }
 

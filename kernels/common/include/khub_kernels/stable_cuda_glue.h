@@ -22,4 +22,17 @@ inline void check_launch(cudaError_t e, const char* op) {
   STD_TORCH_CHECK(e == cudaSuccess, op, ": CUDA launch failed: ", cudaGetErrorString(e));
 }
 
+// Glue::Cuda, the CUDA side of the shared checks' policy.
+struct CudaGlue {
+  class DeviceGuard {
+   public:
+    explicit DeviceGuard(const Tensor& x) : guard_(x.get_device_index()) {}
+
+   private:
+    torch::stable::accelerator::DeviceGuard guard_;
+  };
+  static cudaStream_t current_stream(const Tensor& x) { return stable_glue::current_stream(x); }
+  static void check_launch(cudaError_t e, const char* op) { stable_glue::check_launch(e, op); }
+};
+
 }  // namespace khub_kernels::stable_glue

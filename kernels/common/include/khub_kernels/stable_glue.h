@@ -11,9 +11,12 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
+#include "khub_kernels/arg_checks.h"
 #include "khub_kernels/types.h"
 
 namespace khub_kernels::stable_glue {
@@ -149,5 +152,66 @@ void parallel_rows(int64_t rows, int64_t n, const F& f) {
   }
   torch::stable::parallel_for(0, rows, grain, f);
 }
+
+// The outputs an op allocates, taken by the kernels' shared code (<name>_args.h): take(i, like, op,
+// name) allocates output i (0 or 1) with like's sizes, contiguous, and returns where to write it.
+// Optional: a default stable Tensor would allocate a handle.
+struct NewOutputs {
+  std::optional<Tensor> t[2];
+  void* take(int i, const Tensor& like, const char* /*op*/, const char* /*name*/) {
+    t[i] = empty_output_like(like);
+    return t[i]->data_ptr();
+  }
+};
+
+struct CudaGlue;  // stable_cuda_glue.h
+
+// The glue as the policy of the kernels' shared checks (arg_checks.h). Failures are std::runtime_error
+// worded as STD_TORCH_CHECK words them, one kind for values and dtypes; dtypes and shapes print as the
+// torch bindings print them.
+struct Glue {
+  using Tensor = stable_glue::Tensor;
+  using Dtype = ScalarType;
+  using Cuda = CudaGlue;
+  static constexpr Dtype kFloat32 = ScalarType::Float;
+  static constexpr Dtype kInt32 = ScalarType::Int;
+
+  template <typename... Parts>
+  [[noreturn]] static void fail_value(const CheckSite& site, const Parts&... parts) {
+    throw std::runtime_error(
+        STD_TORCH_CHECK_MSG(false, "", site.func, ", ", site.file, ":", site.line, ", ", parts...));
+  }
+  template <typename... Parts>
+  [[noreturn]] static void fail_type(const CheckSite& site, const Parts&... parts) {
+    fail_value(site, parts...);
+  }
+
+  static ScalarType dtype_name(const Tensor& t) { return t.scalar_type(); }
+  static bool same_dtype(const Tensor& a, const Tensor& b) { return a.scalar_type() == b.scalar_type(); }
+  static bool is_float32(const Tensor& t) { return t.scalar_type() == kFloat32; }
+  static std::string shape(const Tensor& t) { return shape_of(t); }
+  // What a failed rank check says it got: the number of dimensions (Meta's symbolic sizes cannot be read).
+  static std::string rank_found(const Tensor& t) {
+    return "a tensor of " + std::to_string(t.dim()) + " dimensions";
+  }
+  static bool same_sizes(const Tensor& a, const Tensor& b) { return stable_glue::same_sizes(a, b); }
+
+  static void check_backend(const Tensor& x, const char* op) { stable_glue::check_backend(x, op); }
+  static DType dtype_of(const Tensor& t, const char* name) { return stable_glue::dtype_of(t, name); }
+  static void check_dtype(const Tensor& t, Dtype want, const char* name) { stable_glue::check_dtype(t, want, name); }
+  static void check_device(const Tensor& t, const Tensor& x, const char* name) {
+    stable_glue::check_device(t, x, name);
+  }
+  static void check_last_contiguous(const Tensor& t, const char* name) {
+    stable_glue::check_last_contiguous(t, name);
+  }
+  static RowLayout row_layout(const Tensor& t, const char* name) { return stable_glue::row_layout(t, name); }
+  static bool rows_aligned16(const Tensor& t, const RowLayout& l) { return stable_glue::rows_aligned16(t, l); }
+  static bool aligned16(const void* p) { return stable_glue::aligned16(p); }
+  template <typename F>
+  static void parallel_rows(int64_t rows, int64_t n, const F& f) {
+    stable_glue::parallel_rows(rows, n, f);
+  }
+};
 
 }  // namespace khub_kernels::stable_glue

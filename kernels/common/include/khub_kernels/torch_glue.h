@@ -12,6 +12,7 @@
 #include <memory>
 #include <thread>
 
+#include "khub_kernels/arg_checks.h"
 #include "khub_kernels/types.h"
 
 namespace khub_kernels::glue {
@@ -121,5 +122,58 @@ void parallel_rows(int64_t rows, int64_t n, const F& f) {
   run_parts();
   while (st->finished.load(std::memory_order_acquire) < parts) std::this_thread::yield();
 }
+
+// The outputs an op allocates, taken by the kernels' shared code (<name>_args.h): take(i, like, op,
+// name) allocates output i (0 or 1) with like's sizes, contiguous, and returns where to write it.
+struct NewOutputs {
+  at::Tensor t[2];
+  void* take(int i, const at::Tensor& like, const char* /*op*/, const char* /*name*/) {
+    t[i] = empty_output_like(like);
+    return t[i].data_ptr();
+  }
+};
+
+struct CudaGlue;  // torch_cuda_glue.h
+
+// The glue as the policy of the kernels' shared checks (arg_checks.h). Failures are c10::Error raised
+// as TORCH_CHECK raises them, one kind for values and dtypes; dtypes and shapes print as torch prints
+// them.
+struct Glue {
+  using Tensor = at::Tensor;
+  using Dtype = at::ScalarType;
+  using Cuda = CudaGlue;
+  static constexpr Dtype kFloat32 = at::kFloat;
+  static constexpr Dtype kInt32 = at::kInt;
+
+  template <typename... Parts>
+  [[noreturn]] static void fail_value(const CheckSite& at, const Parts&... parts) {
+    ::c10::detail::torchCheckFail(at.func, at.file, at.line, TORCH_CHECK_MSG(false, "", parts...));
+  }
+  template <typename... Parts>
+  [[noreturn]] static void fail_type(const CheckSite& at, const Parts&... parts) {
+    fail_value(at, parts...);
+  }
+
+  static at::ScalarType dtype_name(const Tensor& t) { return t.scalar_type(); }
+  static bool same_dtype(const Tensor& a, const Tensor& b) { return a.scalar_type() == b.scalar_type(); }
+  static bool is_float32(const Tensor& t) { return t.scalar_type() == kFloat32; }
+  static at::IntArrayRef shape(const Tensor& t) { return t.sizes(); }
+  // What a failed rank check says it got: the sizes, which Meta's symbolic ones too can print.
+  static c10::SymIntArrayRef rank_found(const Tensor& t) { return t.sym_sizes(); }
+  static bool same_sizes(const Tensor& a, const Tensor& b) { return a.sizes() == b.sizes(); }
+
+  static void check_backend(const Tensor& x, const char* op) { glue::check_backend(x, op); }
+  static DType dtype_of(const Tensor& t, const char* name) { return glue::dtype_of(t, name); }
+  static void check_dtype(const Tensor& t, Dtype want, const char* name) { glue::check_dtype(t, want, name); }
+  static void check_device(const Tensor& t, const Tensor& x, const char* name) { glue::check_device(t, x, name); }
+  static void check_last_contiguous(const Tensor& t, const char* name) { glue::check_last_contiguous(t, name); }
+  static RowLayout row_layout(const Tensor& t, const char* name) { return glue::row_layout(t, name); }
+  static bool rows_aligned16(const Tensor& t, const RowLayout& l) { return glue::rows_aligned16(t, l); }
+  static bool aligned16(const void* p) { return glue::aligned16(p); }
+  template <typename F>
+  static void parallel_rows(int64_t rows, int64_t n, const F& f) {
+    glue::parallel_rows(rows, n, f);
+  }
+};
 
 }  // namespace khub_kernels::glue

@@ -20,4 +20,17 @@ inline void check_launch(cudaError_t e, const char* op) {
   KHUB_FFI_CHECK(e == cudaSuccess, RuntimeError, op, ": CUDA launch failed: ", cudaGetErrorString(e));
 }
 
+// Glue<B>::Cuda, the CUDA side of the shared checks' policy.
+struct CudaGlue {
+  class DeviceGuard {
+   public:
+    explicit DeviceGuard(const Tensor& x) : guard_(x.device_index()) {}
+
+   private:
+    tvm::ffi::CUDADeviceGuard guard_;
+  };
+  static cudaStream_t current_stream(const Tensor& x) { return ffi_glue::current_stream(x); }
+  static void check_launch(cudaError_t e, const char* op) { ffi_glue::check_launch(e, op); }
+};
+
 }  // namespace khub_kernels::ffi_glue

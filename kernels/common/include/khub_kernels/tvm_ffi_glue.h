@@ -9,11 +9,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "khub_kernels/arg_checks.h"
 #include "khub_kernels/types.h"
 
 namespace khub_kernels::ffi_glue {
@@ -260,5 +262,73 @@ void parallel_rows(int64_t rows, int64_t n, const F& f) {
   f(0, std::min(rows, chunk));
   for (auto& w : workers) w.join();
 }
+
+// The caller's outputs, taken by the kernels' shared code (<name>_args.h): take(i, like, op, name) checks
+// output i (0 or 1) against the input it is for (check_output, and like's shape) and returns where to
+// write it.
+struct CallerOutputs {
+  std::optional<Tensor> t[2];
+  void* take(int i, const Tensor& like, const char* op, const char* name) {
+    check_output(*t[i], like, op, name);
+    check_output_shape(*t[i], like, op, name);
+    return t[i]->data_ptr();
+  }
+};
+
+struct CudaGlue;  // tvm_ffi_cuda_glue.h
+
+// The glue as the policy of the kernels' shared checks (arg_checks.h), for the exported function of
+// backend B (check_backend). Failures are tvm::ffi::Error of kind ValueError or TypeError, thrown as
+// TVM_FFI_THROW throws them; dtypes print as DLPack names them (bfloat16, float32).
+template <Backend B>
+struct Glue {
+  using Tensor = ffi_glue::Tensor;
+  using Dtype = DLDataType;
+  using Cuda = CudaGlue;
+  static constexpr Dtype kFloat32 = ffi_glue::kFloat32;
+  static constexpr Dtype kInt32 = ffi_glue::kInt32;
+
+  template <typename... Parts>
+  [[noreturn]] static void fail_value(const CheckSite& site, const Parts&... parts) {
+    fail("ValueError", site, parts...);
+  }
+  template <typename... Parts>
+  [[noreturn]] static void fail_type(const CheckSite& site, const Parts&... parts) {
+    fail("TypeError", site, parts...);
+  }
+
+  static std::string dtype_name(const Tensor& t) { return ffi_glue::dtype_name(t.dtype()); }
+  static bool same_dtype(const Tensor& a, const Tensor& b) { return ffi_glue::same_dtype(a.dtype(), b.dtype()); }
+  static bool is_float32(const Tensor& t) { return ffi_glue::same_dtype(t.dtype(), kFloat32); }
+  static std::string shape(const Tensor& t) { return shape_of(t); }
+  // What a failed rank check says it got, in the stable build's words.
+  static std::string rank_found(const Tensor& t) {
+    return "a tensor of " + std::to_string(t.dim()) + " dimensions";
+  }
+  static bool same_sizes(const Tensor& a, const Tensor& b) { return ffi_glue::same_sizes(a, b); }
+
+  static void check_backend(const Tensor& x, const char* op) { ffi_glue::check_backend(x, B, op); }
+  static DType dtype_of(const Tensor& t, const char* name) { return ffi_glue::dtype_of(t, name); }
+  static void check_dtype(const Tensor& t, Dtype want, const char* name) { ffi_glue::check_dtype(t, want, name); }
+  static void check_device(const Tensor& t, const Tensor& x, const char* name) { ffi_glue::check_device(t, x, name); }
+  static void check_last_contiguous(const Tensor& t, const char* name) { ffi_glue::check_last_contiguous(t, name); }
+  static RowLayout row_layout(const Tensor& t, const char* name) { return ffi_glue::row_layout(t, name); }
+  static bool rows_aligned16(const Tensor& t, const RowLayout& l) { return ffi_glue::rows_aligned16(t, l); }
+  static bool aligned16(const void* p) { return ffi_glue::aligned16(p); }
+  template <typename F>
+  static void parallel_rows(int64_t rows, int64_t n, const F& f) {
+    ffi_glue::parallel_rows(rows, n, f);
+  }
+
+ private:
+  template <typename... Parts>
+  [[noreturn]] static void fail(const char* kind, const CheckSite& site, const Parts&... parts) {
+    ::tvm::ffi::detail::ErrorBuilder(kind, TVMFFIBacktrace(site.file, static_cast<int>(site.line), site.func, 0),
+                                     TVM_FFI_ALWAYS_LOG_BEFORE_THROW)
+            .stream()
+        << cat(parts...);
+    TVM_FFI_UNREACHABLE();
+  }
+};
 
 }  // namespace khub_kernels::ffi_glue
