@@ -4,12 +4,11 @@
 
 #include <vector>
 
-#include "geglu.h"
+#include "geglu_args.h"
 #include "op_schemas.h"
 #include "khub_kernels/torch_glue.h"
 #include "khub_kernels/torch_register.h"
 #ifdef KHUB_KERNEL_CUDA
-#include "geglu_launch.h"
 #include "khub_kernels/torch_cuda_glue.h"
 #endif
 
@@ -30,43 +29,32 @@ at::Tensor empty_output(const char* op, const at::Tensor& x, bool gated) {
   return at::empty_symint(shape, x.options().memory_format(at::MemoryFormat::Contiguous));
 }
 
-at::Tensor run(const char* op, const at::Tensor& x, bool gated, Act act) {
-  check_backend(x, op);
-  GegluArgs a;
-  a.dtype = dtype_of(x, "x");
-  a.x_layout = row_layout(x, "x");
-  a.x = x.data_ptr();
-  a.gated = gated;
-  a.act = act;
-  at::Tensor out = empty_output(op, x, gated);
-  a.n = out.size(-1);
-  a.out = out.data_ptr();
-  if (out.numel() == 0) return out;
-  if (x.is_cpu()) {
-    parallel_rows(a.x_layout.rows, a.n, [&](int64_t b, int64_t e) { geglu_cpu(a, b, e); });
-    return out;
+// run()'s output, allocated by empty_output.
+struct NewOutput {
+  bool gated;
+  at::Tensor t;
+  void* take(int, const at::Tensor& x, const char* op, const char* /*name*/) {
+    t = empty_output(op, x, gated);
+    return t.data_ptr();
   }
-#ifdef KHUB_KERNEL_CUDA
-  const c10::cuda::CUDAGuard guard(x.device());
-  const bool vector_ok = a.n % (16 / x.element_size()) == 0 && rows_aligned16(x, a.x_layout);
-  check_launch(launch_geglu(a, vector_ok, current_stream(x)), op);
-  return out;
-#else
-  TORCH_CHECK(false, op, ": this is a CPU build; no CUDA implementation");
-#endif
+};
+
+at::Tensor call(const char* op, const at::Tensor& x, bool gated, Act act) {
+  NewOutput o{gated, {}};
+  run<Glue>(op, x, gated, act, o);
+  return std::move(o.t);
 }
 
 at::Tensor geglu(const at::Tensor& x, bool approximate) {
-  return run("geglu", x, true, approximate ? Act::GeluTanh : Act::GeluErf);
+  return call("geglu", x, true, approximate ? Act::GeluTanh : Act::GeluErf);
 }
 
-at::Tensor gelu_tanh(const at::Tensor& x) { return run("gelu_tanh", x, false, Act::GeluTanh); }
+at::Tensor gelu_tanh(const at::Tensor& x) { return call("gelu_tanh", x, false, Act::GeluTanh); }
 
 // Meta: the output's metadata without running a kernel (torch.compile's fake tensors, shape
 // inference), after the checks that need no data; allocated as run() allocates it.
 at::Tensor meta(const char* op, const at::Tensor& x, bool gated) {
-  dtype_of(x, "x");
-  TORCH_CHECK(x.dim() >= 1, "x: expected at least 1 dimension, got a scalar");
+  check_x_rank<Glue>(x);
   return empty_output(op, x, gated);
 }
 

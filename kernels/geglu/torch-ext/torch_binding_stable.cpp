@@ -1,12 +1,13 @@
 // Stable-ABI binding of the geglu kernel (torch-stable-abi<MM> variants): the ops of
 // torch_binding.cpp on torch::stable::Tensor, over the same torch-free CPU implementation and CUDA
 // launcher. Kernels are registered boxed; failed checks throw std::runtime_error.
-#include "geglu.h"
+#include <optional>
+
+#include "geglu_args.h"
 #include "op_schemas.h"
 #include "khub_kernels/stable_glue.h"
 #include "khub_kernels/stable_register.h"
 #ifdef KHUB_KERNEL_CUDA
-#include "geglu_launch.h"
 #include "khub_kernels/stable_cuda_glue.h"
 #endif
 
@@ -23,45 +24,32 @@ Tensor empty_output(const Tensor& x, bool gated) {
   return empty_output_like(call_aten("aten::slice", "Tensor", x, int64_t{-1}, std::nullopt, std::nullopt, int64_t{2}));
 }
 
-Tensor run(const char* op, const Tensor& x, bool gated, Act act) {
-  check_backend(x, op);
-  GegluArgs a;
-  a.dtype = dtype_of(x, "x");
-  a.x_layout = row_layout(x, "x");
-  a.x = x.data_ptr();
-  a.gated = gated;
-  a.act = act;
-  if (gated)
-    STD_TORCH_CHECK(x.size(-1) % 2 == 0, op, ": last dimension must be even (value | gate), got ", x.size(-1));
-  Tensor out = empty_output(x, gated);
-  a.n = out.size(-1);
-  a.out = out.data_ptr();
-  if (out.numel() == 0) return out;
-  if (x.is_cpu()) {
-    parallel_rows(a.x_layout.rows, a.n, [&](int64_t b, int64_t e) { geglu_cpu(a, b, e); });
-    return out;
+// run()'s output, allocated by empty_output.
+struct NewOutput {
+  bool gated;
+  std::optional<Tensor> t;
+  void* take(int, const Tensor& x, const char* /*op*/, const char* /*name*/) {
+    t = empty_output(x, gated);
+    return t->data_ptr();
   }
-#ifdef KHUB_KERNEL_CUDA
-  const torch::stable::accelerator::DeviceGuard guard(x.get_device_index());
-  const bool vector_ok = a.n % (16 / static_cast<int64_t>(x.element_size())) == 0 && rows_aligned16(x, a.x_layout);
-  check_launch(launch_geglu(a, vector_ok, current_stream(x)), op);
-  return out;
-#else
-  STD_TORCH_CHECK(false, op, ": this is a CPU build; no CUDA implementation");
-#endif
+};
+
+Tensor call(const char* op, const Tensor& x, bool gated, Act act) {
+  NewOutput o{gated, std::nullopt};
+  run<Glue>(op, x, gated, act, o);
+  return std::move(*o.t);
 }
 
 Tensor geglu(const Tensor& x, bool approximate) {
-  return run("geglu", x, true, approximate ? Act::GeluTanh : Act::GeluErf);
+  return call("geglu", x, true, approximate ? Act::GeluTanh : Act::GeluErf);
 }
 
-Tensor gelu_tanh(const Tensor& x) { return run("gelu_tanh", x, false, Act::GeluTanh); }
+Tensor gelu_tanh(const Tensor& x) { return call("gelu_tanh", x, false, Act::GeluTanh); }
 
 // Meta: the output's metadata without running a kernel, after the checks that need no data (the
 // evenness of a symbolic last dimension is left to the real op).
 Tensor meta(const Tensor& x, bool gated) {
-  dtype_of(x, "x");
-  STD_TORCH_CHECK(x.dim() >= 1, "x: expected at least 1 dimension, got a scalar");
+  check_x_rank<Glue>(x);
   return empty_output(x, gated);
 }
 

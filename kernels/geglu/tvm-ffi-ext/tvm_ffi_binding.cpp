@@ -5,10 +5,9 @@
 //   gelu_tanh_{cpu,cuda}(out, x)
 #include <tvm/ffi/tvm_ffi.h>
 
-#include "geglu.h"
+#include "geglu_args.h"
 #include "khub_kernels/tvm_ffi_glue.h"
 #ifdef KHUB_KERNEL_CUDA
-#include "geglu_launch.h"
 #include "khub_kernels/tvm_ffi_cuda_glue.h"
 #endif
 
@@ -18,44 +17,32 @@ namespace {
 using namespace khub_kernels::ffi_glue;
 using tvm::ffi::TensorView;
 
-void run(Backend backend, const char* op, const Tensor& out, const Tensor& x, bool gated, Act act) {
-  check_backend(x, backend, op);
-  GegluArgs a;
-  a.dtype = dtype_of(x, "x");
-  a.x_layout = row_layout(x, "x");
-  a.x = x.data_ptr();
-  a.gated = gated;
-  a.act = act;
-  if (gated)
-    KHUB_FFI_CHECK(x.size(-1) % 2 == 0, ValueError, op, ": last dimension must be even (value | gate), got ",
-                   x.size(-1));
-  a.n = gated ? x.size(-1) / 2 : x.size(-1);
-  check_output(out, x, op, "out");
-  bool shape_ok = out.dim() == x.dim() && out.size(-1) == a.n;
-  for (int64_t i = 0; shape_ok && i + 1 < x.dim(); ++i) shape_ok = out.size(i) == x.size(i);
-  KHUB_FFI_CHECK(shape_ok, ValueError, op, ": out must have x's shape ", shape_of(x), " with the last dimension ",
-                 gated ? "halved" : "kept", " (", a.n, "), got ", shape_of(out));
-  a.out = out.data_ptr();
-  if (out.numel() == 0) return;
-  if (backend == Backend::Cpu) {
-    parallel_rows(a.x_layout.rows, a.n, [&](int64_t b, int64_t e) { geglu_cpu(a, b, e); });
-    return;
+// The caller's output, taken by run(): x's device and dtype, contiguous, x's shape with the last
+// dimension halved when gated.
+struct CallerOutput {
+  Tensor out;
+  bool gated;
+  void* take(int, const Tensor& x, const char* op, const char* name) {
+    check_output(out, x, op, name);
+    const int64_t n = gated ? x.size(-1) / 2 : x.size(-1);
+    bool shape_ok = out.dim() == x.dim() && out.size(-1) == n;
+    for (int64_t i = 0; shape_ok && i + 1 < x.dim(); ++i) shape_ok = out.size(i) == x.size(i);
+    KHUB_FFI_CHECK(shape_ok, ValueError, op, ": ", name, " must have x's shape ", shape_of(x),
+                   " with the last dimension ", gated ? "halved" : "kept", " (", n, "), got ", shape_of(out));
+    return out.data_ptr();
   }
-#ifdef KHUB_KERNEL_CUDA
-  const DeviceGuard guard(x.device_index());
-  const bool vector_ok = a.n % (16 / x.element_size()) == 0 && rows_aligned16(x, a.x_layout);
-  check_launch(launch_geglu(a, vector_ok, current_stream(x)), op);
-#endif
-}
+};
 
 template <Backend B>
 void geglu(TensorView out, TensorView x, bool approximate) {
-  run(B, "geglu", out, x, true, approximate ? Act::GeluTanh : Act::GeluErf);
+  CallerOutput o{out, true};
+  run<Glue<B>>("geglu", x, true, approximate ? Act::GeluTanh : Act::GeluErf, o);
 }
 
 template <Backend B>
 void gelu_tanh(TensorView out, TensorView x) {
-  run(B, "gelu_tanh", out, x, false, Act::GeluTanh);
+  CallerOutput o{out, false};
+  run<Glue<B>>("gelu_tanh", x, false, Act::GeluTanh, o);
 }
 
 }  // namespace
