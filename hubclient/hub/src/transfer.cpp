@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "client_impl.h"
+#include "write_back.h"
 #include "xet_download.h"
 #include "khub/base/hash.h"
 #include "khub/base/redact.h"
@@ -121,7 +122,7 @@ struct Sink {
   int fd = -1;
   std::uint64_t have = 0;
   std::uint64_t expected = 0;
-  std::uint64_t written_back = 0;  // bytes handed to the disk's write-back so far
+  WriteBack write_back;
   std::optional<Hasher> hasher;
   HashAlgorithm algorithm = HashAlgorithm::Sha256;
   bool check_hash = false;
@@ -136,7 +137,8 @@ struct Sink {
     }
   }
   bool truncate() {
-    have = written_back = 0;
+    have = 0;
+    write_back.restart_at(0);
     reset_hash();
     return ::ftruncate(fd, 0) == 0 && ::lseek(fd, 0, SEEK_SET) == 0;
   }
@@ -156,7 +158,7 @@ struct Sink {
       if (hasher) hasher->update(std::string_view(buf.data(), static_cast<std::size_t>(n)));
       have += static_cast<std::uint64_t>(n);
     }
-    written_back = have;
+    write_back.restart_at(have);
     return true;
   }
   bool fail_io() {
@@ -178,19 +180,8 @@ struct Sink {
     }
     if (hasher) hasher->update(chunk);
     have += chunk.size();
-    start_write_back();
+    write_back.advance(fd, have);
     return true;
-  }
-  // Starts writing each full 8 MiB to disk while the rest arrives, so the fdatasync at the end
-  // waits for the last few MiB instead of the whole file (a 256 MiB download: 442 → ? ms).
-  void start_write_back() {
-    constexpr std::uint64_t kStep = 8u << 20;
-    if (have - written_back < kStep) return;
-#ifdef __linux__
-    ::sync_file_range(fd, static_cast<off_t>(written_back), static_cast<off_t>(have - written_back),
-                      SYNC_FILE_RANGE_WRITE);
-#endif
-    written_back = have;
   }
 };
 

@@ -22,6 +22,7 @@
 #include "khub/xet/hash.h"
 #include "khub/xet/reconstruction.h"
 #include "khub/xet/xorb.h"
+#include "write_back.h"
 
 namespace khub::hub {
 namespace fs = std::filesystem;
@@ -98,7 +99,7 @@ Status write_at(int fd, const std::byte* data, std::size_t n, std::uint64_t offs
 // each piece's placed prefix (a piece's chunks are written in order) and reads those bytes back from
 // the page cache, so what is left to hash when the last byte lands is a part of the file, not all of
 // it. A range read that was retried may have rewritten bytes already hashed: download_xet then hashes
-// the whole file again.
+// the whole file again. The hashed prefix also goes to the disk early (WriteBack) for the fdatasync.
 class OrderedSha256 {
  public:
   OrderedSha256(int fd, const std::vector<Piece>& pieces) : fd_(fd), pieces_(pieces), placed_(pieces.size(), 0) {
@@ -158,6 +159,7 @@ class OrderedSha256 {
           }
           sha_.update(std::span<const std::byte>(buffer.data(), static_cast<std::size_t>(got)));
           hashed += static_cast<std::uint64_t>(got);
+          write_back_.advance(fd_, piece.file_offset + hashed);  // the file's prefix is complete up to here
         }
       }
     }
@@ -170,6 +172,7 @@ class OrderedSha256 {
   std::vector<std::uint64_t> placed_;  // guarded by mutex_
   bool stopping_ = false;              // guarded by mutex_
   Hasher sha_{HashAlgorithm::Sha256};  // the thread's until finish()
+  WriteBack write_back_;               // the thread's
   std::optional<Error> error_;         // the thread's until finish()
   std::thread thread_;
 };
