@@ -297,7 +297,8 @@ def xet_section(out):
             f"(its default install) against one `khub serve` on loopback, {xb['size_mib']} MiB of random bytes, "
             f"medians of {len(xb['upload']['khub']['seconds'])} runs on fresh repos and caches; "
             f"{source('cpu_2core_xet_bench.json', xb)}, {xb['provenance']['machine']}. Python is timed inside its "
-            "process (import excluded), khub as the whole `khub` command. Goal: khub ≥ hf_xet.", "",
+            "process (import excluded), khub as the whole `khub` command (for push: checks and digests "
+            "included); each timed run starts after `sync`. Goal: khub ≥ hf_xet.", "",
             "| transfer | hf_xet MiB/s | khub MiB/s | khub / hf_xet |", "|---|---|---|---|"]
     for kind, text in (("download", "download of a file hf_xet uploaded (`hf_hub_download` / `khub download`)"),
                        ("upload", "upload (`upload_file` / `khub push` of a build holding the file)")):

@@ -8,6 +8,9 @@ repos and caches, medians reported:
             of a build holding them (the whole process: checks, digests, Xet, commit), taking turns;
   re-push   a build whose 64 MiB file changed in 1 % of its bytes (four places): the bytes khub push
             sends (`bytes_uploaded`) as a share of the file; an unchanged re-push sends 0.
+Each timed run starts after os.sync(): the inputs just written (the payload, and for khub push its
+copy in the build folder) would otherwise still be going to disk during the run and slow the side
+that wrote more of them.
 Writes bench/results/<machine>_xet_bench.json with its provenance (bench/record.py).
 
   .venv/bin/python bench/xet_bench.py [--reps 3]
@@ -53,12 +56,14 @@ print(json.dumps({"seconds": time.perf_counter() - start}))
 
 
 def timed(cmd, env):
+    os.sync()
     start = time.perf_counter()
     out = run(cmd, env)
     return time.perf_counter() - start, out
 
 
 def python_seconds(script, args, env):
+    os.sync()
     return json.loads(run([sys.executable, "-c", script, *map(str, args)], env).strip().splitlines()[-1])["seconds"]
 
 
