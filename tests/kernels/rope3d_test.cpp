@@ -251,6 +251,9 @@ TEST(RopeErrors, BadInputsFailWithClearMessages) {
   expect_torch_error([&] { ft.call(x, x, tab, tab, idx.to(at::kLong)); }, "index: expected dtype Int");
   expect_torch_error([&] { ft.call(x, x, at::ones({5, 3}, f32()), tab, idx); }, "tables must be contiguous [P, D/6]");
   if (!on_cuda()) expect_torch_error([&] { ft.call(x, x, tab, tab, idx + 5); }, "index values must lie in [0, 5)");
+  // Empty tables: refused for an index on the GPU too (an illegal memory access before).
+  const auto no_rows = at::ones({0, 2}, f32());
+  expect_torch_error([&] { ft.call(x, x, no_rows, no_rows, idx); }, "index values must lie in [0, 0)");
   expect_torch_error([&] { fn.call(x, x, at::ones({12}, at::kBFloat16).to(test_device()), std::nullopt, 1e-5, tab, tab, idx); },
                      "give both q_weight and k_weight");
   auto tables = op<TablesSig>(id(), "ltx_rope_tables");

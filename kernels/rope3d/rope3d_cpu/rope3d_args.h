@@ -103,6 +103,9 @@ void set_table(RopeArgs& a, const char* op, const typename G::Tensor& q, const t
   KHUB_CHECK_VALUE(G, cos_t.numel() <= INT32_MAX, op, ": cos/sin tables must have fewer than 2^31 elements, got ",
                    cos_t.numel());  // the kernels index them in 32 bits
   per_token<G>(index, q, 3, G::kInt32, op, "index", a.trig);
+  // Empty tables leave no valid index, wherever it lives: a CUDA index's values are not read here (that
+  // would wait for the device), and the kernel would read outside the tables.
+  KHUB_CHECK_VALUE(G, index.numel() == 0 || cos_t.size(0) > 0, op, ": index values must lie in [0, 0)");
   if (index.is_cpu() && index.numel() > 0)
     KHUB_CHECK_VALUE(G, index_in_range<G>(index, cos_t.size(0)), op, ": index values must lie in [0, ",
                      cos_t.size(0), ")");
