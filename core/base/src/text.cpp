@@ -13,7 +13,7 @@ std::string ascii_lower(std::string_view text) {
 }
 
 std::optional<std::uint64_t> parse_decimal_u64(std::string_view text) {
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+  // from_chars for an unsigned type takes digits only (no sign, no space); empty text is an error.
   std::uint64_t value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
