@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "khub/base/text.h"
+
 namespace khub::localhub {
 
 namespace {
@@ -168,9 +170,9 @@ void dispatch_write(Hub& hub, const Req& req, Res& res, const Reader& reader) {
   if (s.size() >= 2 && s[0] == "lfs-upload") {
     if (m == "PUT" && s.size() == 2) return put_lfs_object(hub, req, res, reader, s[1], 0);
     if (m == "PUT" && s.size() == 4 && s[2] == "part") {
-      int part = std::atoi(s[3].c_str());
-      if (part < 1 || part > 100000) return send_error(res, 400, "BadRequest", "bad part number");
-      return put_lfs_object(hub, req, res, reader, s[1], part);
+      const auto part = parse_decimal_u64(s[3]);
+      if (!part || *part < 1 || *part > 100000) return send_error(res, 400, "BadRequest", "bad part number");
+      return put_lfs_object(hub, req, res, reader, s[1], static_cast<int>(*part));
     }
     if (m == "POST" && s.size() == 3 && s[2] == "complete") return post_lfs_complete(hub, req, res, reader, s[1]);
     return not_found(res, req);

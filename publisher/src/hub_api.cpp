@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
 #include "khub/base/hash.h"
+#include "khub/base/redact.h"
 #include "khub/base/text.h"
 #include "khub/base/url.h"
 #include "khub/http/hub_answers.h"
@@ -324,7 +326,14 @@ Expected<CommitOutcome> HubSession::commit(const std::string& revision, const st
   }
   out.pr_url = text(j, "pullRequestUrl");
   if (auto pos = out.pr_url.rfind("/discussions/"); pos != std::string::npos) {
-    out.pr_number = std::atoi(out.pr_url.c_str() + pos + 13);
+    // The digits after it (a query may follow) name refs/pr/<n>, where the push's later batches go.
+    const std::string_view tail = std::string_view(out.pr_url).substr(pos + 13);
+    const auto number = parse_decimal_u64(tail.substr(0, tail.find_first_not_of("0123456789")));
+    if (!number || *number > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) {
+      return Error(ErrorCode::Protocol, "commit: pullRequestUrl " + one_printable_line(out.pr_url) +
+                                            " names no pull request number");
+    }
+    out.pr_number = static_cast<int>(*number);
   }
   return out;
 }

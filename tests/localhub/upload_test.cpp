@@ -138,7 +138,17 @@ TEST_F(UploadTest, MultipartPartsArePerRepo) {
   const json a = actions("kernels/acme/relu");
   const auto chunk = std::stoull(a["header"]["chunk_size"].get<std::string>());
   // acme/relu sends its first part only; acme/other uploads and completes the whole object.
-  auto a1 = client_->Put(path_of(a["header"]["00001"].get<std::string>()), large.substr(0, chunk), "application/octet-stream");
+  // A part number is the whole path segment: with anything after its digits (atoi read "1abc" as part 1) or
+  // past any int, the request is refused before its signature is looked at.
+  const std::string part1 = path_of(a["header"]["00001"].get<std::string>());
+  for (const std::string bad : {"/part/1abc?", "/part/18446744073709551617?", "/part/0?"}) {
+    std::string p = part1;
+    p.replace(p.find("/part/1?"), 8, bad);
+    auto refused = client_->Put(p, large.substr(0, chunk), "application/octet-stream");
+    EXPECT_EQ(refused->status, 400) << bad;
+    EXPECT_NE(refused->body.find("bad part number"), std::string::npos) << bad << ": " << refused->body;
+  }
+  auto a1 = client_->Put(part1, large.substr(0, chunk), "application/octet-stream");
   ASSERT_EQ(a1->status, 200);
   upload_lfs("kernels/acme/other", large);
   // acme/relu's completion still needs its own second and third parts...

@@ -472,6 +472,26 @@ class LfsPartRewriting : public http::Transport {
   std::string huge_key_;
 };
 
+// A pull request number past int (read with atoi before: undefined behaviour, and the push's later
+// batches would have gone to refs/pr/<whatever it gave>) fails the push with a Protocol error.
+TEST_F(Push, APullRequestNumberBeyondIntIsAProtocolError) {
+  make_build();
+  ASSERT_TRUE(push(options()));
+  write(kA + "/extra.py", "x = 1\n");
+  hash_all();
+  RewritingTransport hostile("/commit/v1", R"({"commitOid":")" + std::string(40, 'a') +
+                                               R"(","commitUrl":"x","pullRequestUrl":"http://h/kernels/khub-test/relu/discussions/99999999999"})");
+  auto tree = discover_build(kernel());
+  ASSERT_TRUE(tree);
+  auto o = options();
+  o.create_pr = true;
+  auto r = push_build(*tree, o, hostile);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::Protocol) << r.error().describe();
+  EXPECT_NE(r.error().message.find("discussions/99999999999 names no pull request number"), std::string::npos)
+      << r.error().message;
+}
+
 TEST_F(Push, LfsPartNumbersBeyond64BitsAreAProtocolError) {
   make_build(200 * 1024);  // 64 KiB parts: four per data.bin
   LfsPartRewriting hostile("18446744073709551616");
