@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "digest_claims.h"
 #include "khub/base/redact.h"
 #include "khub/protocol/digest.h"
 #include "khub/protocol/metadata.h"
@@ -78,7 +79,10 @@ class Checker {
     check_layout(v, *m, variant ? &*variant : nullptr);
     if (!m->digest) {
       add(v.name + "/metadata.json", "digest", "metadata.json has no digest; run `khub hash` first");
-    } else if (auto st = protocol::verify_digest(v.path, *m->digest, options_.digest_hashes); !st) {
+    } else if (auto st = protocol::verify_digest(v.path, *m->digest, options_.digest_hashes,
+                                                 options_.digest_claims ? detail::claim_rule(v.path, *m->digest)
+                                                                        : protocol::DigestClaim{});
+               !st) {
       // One finding per violation line (the first line is the "does not match" header).
       std::istringstream lines(st.error().message);
       std::string line;

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cas_session.h"
+#include "digest_claims.h"
 #include "hub_api.h"
 #include "khub/base/hash.h"
 #include "khub/base/url.h"
@@ -151,6 +152,7 @@ class Pusher {
       std::vector<const LocalFile*> lfs, regular;
       for (const auto& f : chunks[i].adds) {
         const auto& info = modes[f.repo_path];
+        if (!info.lfs || info.should_ignore) KHUB_CHECK(detail::confirm_claim(f));  // upload_content: the others
         if (info.should_ignore) continue;
         (info.lfs ? lfs : regular).push_back(&f);
       }
@@ -195,7 +197,11 @@ class Pusher {
     // Each object once per push, however many paths share its bytes.
     std::vector<const LocalFile*> files;
     for (const auto* f : all) {
-      if (sent_oids_.insert(f->sha256).second) files.push_back(f);
+      if (sent_oids_.insert(f->sha256).second) {
+        files.push_back(f);
+      } else {
+        KHUB_CHECK(detail::confirm_claim(*f));  // its bytes are not read for an upload
+      }
     }
     if (files.empty()) return {};
     if (xet_offered_) {
@@ -234,6 +240,7 @@ class Pusher {
 
   Status upload_lfs(const std::vector<const LocalFile*>& files, const std::optional<std::string>& ref) {
     if (result_.transfer.empty()) result_.transfer = "lfs";
+    for (const auto* f : files) KHUB_CHECK(detail::confirm_claim(*f));  // the batch names each by its sha256
     for (std::size_t start = 0; start < files.size(); start += 256) {
       std::vector<const LocalFile*> batch(files.begin() + static_cast<std::ptrdiff_t>(start),
                                           files.begin() + static_cast<std::ptrdiff_t>(std::min(files.size(), start + 256)));
@@ -291,6 +298,7 @@ Expected<PushResult> push_build(const BuildTree& tree, const PushOptions& o, htt
     CheckOptions check = o.check;
     check.abi = check.abi && o.abi_policy != PushOptions::AbiPolicy::Off;
     check.digest_hashes = HashReuse::Unchanged;  // the plan and the Xet scan reuse these sha256
+    check.digest_claims = true;                  // large files: read once, by the upload
     KHUB_TRY(auto report, check_build(tree, check));
     if (o.abi_policy == PushOptions::AbiPolicy::Warn) {
       for (auto& f : report.findings) {
@@ -311,7 +319,7 @@ Expected<PushResult> push_build(const BuildTree& tree, const PushOptions& o, htt
       say(o, "warning: built from a dirty git tree: " + list);
     }
   }
-  KHUB_TRY(auto local, collect_local_files(tree));
+  KHUB_TRY(auto local, collect_local_files(tree, o.run_checks));
   if (o.token.empty() && !o.dry_run) {
     return Error(ErrorCode::Unauthorized, "no Hub token", "set HF_TOKEN to a token with write access");
   }
@@ -377,6 +385,15 @@ Expected<PushResult> push_build(const BuildTree& tree, const PushOptions& o, htt
   }
   auto plans = plan_upload(input);
   for (const auto& p : plans) result.files_unchanged += p.unchanged;
+  // Claimed files the push will not read for an upload are read now: every one before any commit.
+  std::set<std::string> uploaded;
+  if (!o.dry_run) {
+    for (const auto& p : plans)
+      for (const auto& a : p.adds) uploaded.insert(a.repo_path);
+  }
+  for (const auto& f : input.build_files) {
+    if (!uploaded.contains(f.repo_path)) KHUB_CHECK(detail::confirm_claim(f));
+  }
   result.url = tree_url(o, target.repo_id, target.branch);
 
   if (o.dry_run) {

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "khub/base/hash.h"
+#include "digest_claims.h"
 #include "khub/protocol/digest.h"
 
 namespace khub::publish {
@@ -97,10 +98,14 @@ Expected<LocalFile> hash_local_file(const fs::path& source, std::string repo_pat
   return f;
 }
 
-Expected<LocalFiles> collect_local_files(const BuildTree& tree) {
+Expected<LocalFiles> collect_local_files(const BuildTree& tree, bool digest_claims) {
   LocalFiles out;
   std::error_code ec;
   for (const auto& v : tree.variants) {
+    protocol::DigestClaim claim;
+    if (digest_claims) {
+      if (auto m = read_variant_metadata(v); m && m->digest) claim = detail::claim_rule(v.path, *m->digest);
+    }
     for (auto it = fs::recursive_directory_iterator(v.path, ec); it != fs::recursive_directory_iterator();
          it.increment(ec)) {
       if (ec) return Error(ErrorCode::Io, "cannot read " + v.path.string() + ": " + ec.message());
@@ -113,6 +118,14 @@ Expected<LocalFiles> collect_local_files(const BuildTree& tree) {
         return Error(ErrorCode::Io, "dangling symlink: " + it->path().string());
       }
       if (!it->is_regular_file() || protocol::is_bytecode_cache(rel)) continue;  // as the digest leaves them out
+      if (auto claimed = claim ? claim(it->path(), rel) : std::nullopt) {
+        if (auto sha = base64_decode(*claimed); sha && sha->size() == 32) {
+          LocalFile f{"build/" + v.name + "/" + rel, it->path(), it->file_size(ec), to_hex(*sha), {}, true};
+          if (ec) return Error(ErrorCode::Io, "cannot read " + it->path().string() + ": " + ec.message());
+          out.build.push_back(std::move(f));
+          continue;
+        }
+      }
       KHUB_TRY(auto f, hash_local_file(it->path(), "build/" + v.name + "/" + rel));
       out.build.push_back(std::move(f));
     }

@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "digest_claims.h"
 #include "khub/base/hash.h"
 #include "xorb_sender.h"
 
@@ -44,7 +45,10 @@ Status parallel_for(std::size_t count, std::size_t threads, const std::function<
   return {};
 }
 
-Error changed_while_pushed(const LocalFile& file) {
+// The scan's sha256 is not the one the plan holds: a claim that did not hold, or a file written
+// since the check read it.
+Error not_as_planned(const LocalFile& file, const std::string& scanned_sha256) {
+  if (file.sha256_claimed) return claim_broken(file, scanned_sha256);
   return Error(ErrorCode::Integrity, file.source.string() + " changed while it was being pushed",
                "push again once the build is finished");
 }
@@ -64,7 +68,7 @@ Expected<std::vector<xet::ScannedFile>> scan_all(const std::vector<const LocalFi
       const auto after = remembered_hash(source, HashAlgorithm::Sha256);
       if (after && *after == *before) scans[i].sha256_hex = files[i]->sha256;
     }
-    if (scans[i].sha256_hex != files[i]->sha256) return changed_while_pushed(*files[i]);
+    if (scans[i].sha256_hex != files[i]->sha256) return not_as_planned(*files[i], scans[i].sha256_hex);
     return {};
   }));
   return scans;
@@ -187,7 +191,7 @@ Expected<xet::FilePlan> stream_file(const LocalFile& file, xet::UploadPlanner& p
     const auto after = remembered_hash(file.source, HashAlgorithm::Sha256);
     if (after && *after == *before) scan.sha256_hex = file.sha256;
   }
-  if (scan.sha256_hex != file.sha256) return changed_while_pushed(file);
+  if (scan.sha256_hex != file.sha256) return not_as_planned(file, scan.sha256_hex);
   return planner.end_file(scan.file_hash, scan.sha256_hex);
 }
 

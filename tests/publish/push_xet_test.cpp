@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <thread>
 
 #include "khub/base/hash.h"
 #include "push_fixture.h"
@@ -204,6 +205,90 @@ TEST_F(PushXetFailing, AFailedXorbUploadCommitsNothing) {
   auto repo = server_->store().find_repo({localhub::RepoType::Kernel, "khub-test", "relu"});
   ASSERT_TRUE(repo);
   EXPECT_FALSE(server_->store().resolve_revision(*repo, "v1"));
+}
+
+// One read per large file: the check takes the 16 MiB files' sha256 from the digest (they were
+// written before metadata.json) and the Xet scan hashes them while chunking them. Before, the check
+// and the plan read them through hash_file first.
+TEST_F(PushXet, LargeFilesAreReadOnceByTheirUpload) {
+  const std::size_t size = 16u << 20;
+  make_build(size);
+  const auto before = hash_file_bytes_read();
+  auto r = push_xet(options());
+  ASSERT_TRUE(r) << r.error().describe();
+  REQUIRE_XET();
+  EXPECT_LT(hash_file_bytes_read() - before, size) << "a large file was hashed apart from its upload";
+  for (const auto& v : {kA, kB})
+    EXPECT_EQ(served("v1", "build/" + v + "/lib.bin"), sha256_of(v + "/lib.bin")) << v;
+}
+
+// A claim that does not hold: lib.bin rewritten, then metadata.json put back as it was (so the file
+// is older than the digest that names the old bytes). Whichever way the push would read the file —
+// its Xet scan, an LFS upload, an unchanged file's confirmation, a dry run — it stops with the
+// digest check's text, before the shard and the commit.
+class PushXetClaims : public PushXet {
+ protected:
+  void break_claim(const std::string& variant) {
+    const auto metadata = khub::testing::slurp(build() / variant / "metadata.json");
+    write(variant + "/lib.bin", random_bytes(16u << 20, 77));
+    write(variant + "/metadata.json", metadata);
+  }
+  void expect_digest_error(const Expected<PushResult>& r) {
+    ASSERT_FALSE(r) << "the push took a file that does not match its digest";
+    const std::string described = r.error().describe();
+    EXPECT_EQ(r.error().code, ErrorCode::InvalidMetadata) << described;
+    EXPECT_NE(described.find(kA + ": File hash mismatch for lib.bin: expected: "), std::string::npos) << described;
+    EXPECT_NE(described.find("khub hash"), std::string::npos) << described;
+  }
+};
+
+TEST_F(PushXetClaims, AStaleDigestStopsTheXetUploadBeforeItsShard) {
+  make_build(16u << 20);
+  break_claim(kA);
+  const auto r = push(options());
+  expect_digest_error(r);
+  EXPECT_EQ(transport_.count("/v1/shards"), 0);
+  EXPECT_EQ(transport_.count("/commit/v1"), 0);
+  if (!r) {
+    EXPECT_NE(r.error().describe().find("the new branch `v1` was deleted again"), std::string::npos);
+  }
+}
+
+TEST_F(PushXetClaims, AStaleDigestStopsTheLfsUploadBeforeItsBatch) {
+  make_build(16u << 20);
+  break_claim(kA);
+  transport_.hide_xet = true;
+  expect_digest_error(push(options()));
+  EXPECT_EQ(transport_.count("/info/lfs/objects/batch"), 0);
+  EXPECT_EQ(transport_.count("/commit/v1"), 0);
+}
+
+TEST_F(PushXetClaims, AStaleDigestOfAnUnchangedFileIsNotTakenForNoChanges) {
+  make_build(16u << 20);
+  auto first = push_xet(options());
+  ASSERT_TRUE(first) << first.error().describe();
+  break_claim(kA);  // the digest still names the pushed bytes: the plan would skip the file
+  const auto commits = transport_.count("/commit/v1");
+  expect_digest_error(push(options()));
+  EXPECT_EQ(transport_.count("/commit/v1"), commits);
+}
+
+// The usual stale build — a module rebuilt after `khub hash` — is not claimed: it fails in the
+// check, before the first request, as a small file does.
+TEST_F(PushXetClaims, AFileWrittenAfterItsDigestFailsBeforeAnyRequest) {
+  make_build(16u << 20);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // past the file system's clock tick
+  write(kA + "/lib.bin", random_bytes(16u << 20, 78));
+  expect_digest_error(push(options()));
+  EXPECT_EQ(transport_.requests, 0);
+}
+
+TEST_F(PushXetClaims, AStaleDigestFailsADryRun) {
+  make_build(16u << 20);
+  break_claim(kA);
+  auto o = options();
+  o.dry_run = true;
+  expect_digest_error(push(o));
 }
 
 TEST_F(PushXet, AHubWithoutXetGetsLfs) {

@@ -30,6 +30,9 @@ struct CheckOptions {
   /// Whether the digest check may reuse hashes this process remembers (khub push: its plan and
   /// its Xet scan then reuse the check's sha256 of each file instead of reading it again).
   HashReuse digest_hashes = HashReuse::Never;
+  /// khub push: large files written before their variant's metadata.json are taken at their digest
+  /// entry unread; the push confirms each as it reads it for the upload (src/digest_claims.h).
+  bool digest_claims = false;
 };
 
 struct CheckReport {

@@ -21,6 +21,9 @@ struct LocalFile {
   std::uint64_t size = 0;
   std::string sha256;             // hex: LFS oid
   std::string git_sha1;           // hex: git blob id (regular files); empty above kGitSha1MaxSize
+  /// sha256 taken from the variant's digest, not yet from the bytes: khub push confirms it when it
+  /// reads the file for its upload, before the commit (src/digest_claims.h).
+  bool sha256_claimed = false;
 };
 
 /// Files larger than this (10 MiB) skip the git blob sha1: the Hub keeps them in LFS (or Xet), where
@@ -70,12 +73,13 @@ struct PlanInput {
 
 /// Every regular file of each variant (symlinked files by their target's bytes; `__pycache__` and
 /// `*.pyc` left out) as build/<variant>/<rel>, sorted; benchmarks/benchmark*.py of the kernel dir;
-/// CARD.md of the variants dir as README.md.
+/// CARD.md of the variants dir as README.md. With `digest_claims`, the large files the build check
+/// took from the digest unread (CheckOptions::digest_claims) are claimed, not read, here too.
 struct LocalFiles {
   std::vector<LocalFile> build;
   std::vector<LocalFile> benchmarks;
   std::optional<LocalFile> readme;
 };
-[[nodiscard]] Expected<LocalFiles> collect_local_files(const BuildTree& tree);
+[[nodiscard]] Expected<LocalFiles> collect_local_files(const BuildTree& tree, bool digest_claims = false);
 
 }  // namespace khub::publish

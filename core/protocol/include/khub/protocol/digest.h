@@ -3,6 +3,8 @@
 // of a variant directory except depth-1 `metadata.json` / `metadata.json.sigstore`, `__pycache__`
 // and `*.pyc`; keys are `/`-separated relative paths, sorted bytewise.
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,12 +14,17 @@
 
 namespace khub::protocol {
 
+/// Answers, for a file (its path and its key), the digest entry to take for it without reading it;
+/// nullopt: read it. khub push lets large files through this way and confirms them as it uploads
+/// them (khub/publish/digest_claims.h).
+using DigestClaim = std::function<std::optional<std::string>(const std::filesystem::path& file, const std::string& key)>;
+
 /// Hashes `variant_dir`. Directory symlinks are not followed; symlinked files are hashed by their
 /// target's bytes. Returns Io for unreadable files, dangling symlinks or a missing directory.
 /// `reuse` as for hash_file (khub/base/hash.h).
 [[nodiscard]] Expected<Digest> compute_digest(const std::filesystem::path& variant_dir,
                                               DigestAlgorithm algorithm = DigestAlgorithm::Sha256,
-                                              HashReuse reuse = HashReuse::Never);
+                                              HashReuse reuse = HashReuse::Never, const DigestClaim& claim = {});
 
 /// True when a relative path (with `/`) takes part in the digest.
 [[nodiscard]] bool is_digested_path(std::string_view relative_path) noexcept;
@@ -49,6 +56,6 @@ struct DigestViolation {
 /// with message `kernel does not match the expected digest:\n<violations joined by \n>`, or Io
 /// from hashing.
 [[nodiscard]] Status verify_digest(const std::filesystem::path& variant_dir, const Digest& expected,
-                                   HashReuse reuse = HashReuse::Never);
+                                   HashReuse reuse = HashReuse::Never, const DigestClaim& claim = {});
 
 }  // namespace khub::protocol
