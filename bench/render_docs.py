@@ -79,7 +79,7 @@ def kernels_section(out):
     out.append("")
 
 
-PEER_ORDER = ("khub", "khub stable-abi", "QuACK", "Liger", "FlashInfer", "PyTorch")
+PEER_ORDER = ("khub", "khub stable-abi", "khub tvm-ffi", "QuACK", "Liger", "FlashInfer", "PyTorch")
 # FlashInfer's fused add + RMSNorm overwrites its inputs; the others write new outputs. In a graph the
 # 20 calls share one input set, so its writes land in the same buffers, which stay in L2 (60 MB) while
 # they fit, and the others' 20 new outputs do not: its graph time there is not the kernel's alone.
@@ -125,13 +125,14 @@ def peers_section(out):
             "| op | shape | khub cold | stable cold | best peer cold | peer / khub | khub graph | stable graph "
             "| best peer graph | peer / khub | copy cold |",
             "|---|---|---|---|---|---|---|---|---|---|---|"]
-    stable_ratio = {"cold_us": [], "graph_us": []}
+    # khub's other builds (stable-ABI, tvm-ffi) against the plain one: {flavour: {key: [ratio per row]}}
+    flavour_ratio = {n: {"cold_us": [], "graph_us": []} for n in impl if n.startswith("khub") and n != "khub"}
     lead = {"cold_us": [0, 0], "graph_us": [0, 0]}  # rows where khub is ahead in every pass, rows compared
     for (op, shp, group), by in rows.items():
         kh, st, cp = by.get("khub", []), by.get("khub stable-abi", []), by.get("copy", [])
         cells = [op, shp + (" (decode)" if group == "decode" else "")]
         for key in ("cold_us", "graph_us"):
-            peers = {n: v for n, v in by.items() if n not in ("khub", "khub stable-abi", "copy") and (op, shp, n) in ok}
+            peers = {n: v for n, v in by.items() if not n.startswith("khub") and n != "copy" and (op, shp, n) in ok}
             best = min(peers.items(), key=lambda kv: _mean(kv[1], key), default=None)
             cells += [f"{_mean(kh, key):.2f}" if kh else "–", f"{_mean(st, key):.2f}" if st else "–",
                       f"{_mean(best[1], key):.2f} ({best[0]}{IN_PLACE.get((best[0], op), '') if key == 'graph_us' else ''})"
@@ -140,8 +141,9 @@ def peers_section(out):
             if best and kh:
                 lead[key][0] += all(p[key] >= k[key] for p, k in zip(best[1], kh))
                 lead[key][1] += 1
-            if kh and st:
-                stable_ratio[key].append(_mean(st, key) / _mean(kh, key))
+            for n, ratios in flavour_ratio.items():
+                if kh and by.get(n):
+                    ratios[key].append(_mean(by[n], key) / _mean(kh, key))
         cells.append(f"{_mean(cp, 'cold_us'):.2f}" if cp else "–")
         out.append("| " + " | ".join(cells) + " |")
     out += ["", "† FlashInfer's fused add + RMSNorm works in place: in a graph its 20 calls rewrite one set of "
@@ -162,11 +164,13 @@ def peers_section(out):
                    f"{lead['graph_us'][0]} of {lead['graph_us'][1]} in graphs.")
     if pr["provenance"].get("note"):
         out.append(f"Run note: {pr['provenance']['note']}")
-    if stable_ratio["cold_us"]:
-        gm = lambda v: math.exp(sum(math.log(x) for x in v) / len(v))  # noqa: E731
-        out.append(f"khub's stable-ABI build against the plain build, geometric mean of stable / plain over "
-                   f"{len(stable_ratio['cold_us'])} rows: cold {gm(stable_ratio['cold_us']):.3f}, graph "
-                   f"{gm(stable_ratio['graph_us']):.3f}.")
+    gm = lambda v: math.exp(sum(math.log(x) for x in v) / len(v))  # noqa: E731
+    for n, ratios in flavour_ratio.items():
+        if ratios["cold_us"]:
+            build = n.removeprefix("khub ")
+            out.append(f"khub's {build} build against the plain build, geometric mean of {build} / plain over "
+                       f"{len(ratios['cold_us'])} rows: cold {gm(ratios['cold_us']):.3f}, graph "
+                       f"{gm(ratios['graph_us']):.3f}.")
     if host_cells:
         out.append(f"Host time per call from Python (µs, median over the decode rows; {pr['method']['host']}): "
                    f"{host_cells}.")

@@ -242,14 +242,34 @@ def cases():
     return out
 
 
-def load_khub(variants_root):
-    """khub's cuda variants under variants_root, loaded: {kernel name: its torch.ops namespace}."""
+def load_khub(variants_root, pattern="torch2*-cxx11-cu1*"):
+    """khub's variants named by pattern under variants_root/<kernel>/build/ (default: the plain torch CUDA
+    builds; one flavour a call, as both flavours' ops have the same names), loaded: {kernel name: its
+    torch.ops namespace}."""
     ids = {}
-    for meta in glob.glob(os.path.join(variants_root, "*", "build", "*cu1*", "metadata.json")):
+    for meta in glob.glob(os.path.join(variants_root, "*", "build", pattern, "metadata.json")):
         m = json.load(open(meta))
         torch.ops.load_library(os.path.join(os.path.dirname(meta), m["id"] + ".abi3.so"))
         ids[m["name"]] = getattr(torch.ops, m["id"])
     return ids
+
+
+def load_khub_ffi(variants_root, pattern="tvm-ffi01-cu1*"):
+    """khub's tvm-ffi variants (no torch inside; torch tensors go in through DLPack) imported the way the
+    Python kernels client imports a variant: the package <variant>/__init__.py under its metadata id.
+    {kernel name: package}; ImportError without the tvm_ffi package."""
+    import importlib.util
+    import tvm_ffi  # noqa: F401 - each package imports it; missing, the flavour is reported unavailable
+    packages = {}
+    for meta in glob.glob(os.path.join(variants_root, "*", "build", pattern, "metadata.json")):
+        m, vdir = json.load(open(meta)), os.path.dirname(meta)
+        spec = importlib.util.spec_from_file_location(m["id"], os.path.join(vdir, "__init__.py"),
+                                                      submodule_search_locations=[vdir])
+        package = importlib.util.module_from_spec(spec)
+        sys.modules[m["id"]] = package
+        spec.loader.exec_module(package)
+        packages[m["name"]] = package
+    return packages
 
 
 def check_khub(ids):

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 from cases import EPS
 
-KHUB, KHUB_STABLE = "khub", "khub stable-abi"
+KHUB, KHUB_STABLE, KHUB_TVM_FFI = "khub", "khub stable-abi", "khub tvm-ffi"
 PEERS = ("QuACK", "Liger", "FlashInfer")
 TORCH = "PyTorch"
 
@@ -45,7 +45,8 @@ def ident(*names):
 
 
 def khub_impls(ops):
-    """ops: {kernel name: torch.ops namespace} (baselines.load_khub)."""
+    """ops: {kernel name: torch.ops namespace} (baselines.load_khub), or {kernel name: tvm-ffi package}
+    (baselines.load_khub_ffi), whose functions take the same arguments."""
     rms, geglu = ops.get("rmsnorm"), ops.get("geglu")
     out = {}
     if rms is not None:

@@ -1,8 +1,9 @@
 """khub's ops beside the kernels a user would install instead: QuACK (CuTe-DSL), Liger-Kernel (Triton),
 FlashInfer and PyTorch, in one process on one GPU, with the method of bench/kernels/baselines.py
 (its bench(): CUDA events, a GPU sleep ahead of each cold call, input sets rotated past 4x L2 (at most
-512 sets), median of 100; graph = 20 calls captured, median of 15 replays). khub is timed twice: the
-plain torch build (torch2XX-cxx11-cuXXX) and the stable-ABI build (torch-stable-abiXXX-cuXXX). Every
+512 sets), median of 100; graph = 20 calls captured, median of 15 replays). khub is timed three times: the
+plain torch build (torch2XX-cxx11-cuXXX), the stable-ABI build (torch-stable-abiXXX-cuXXX) and the tvm-ffi
+build (tvm-ffi01-cuXXX, torch tensors passed through DLPack, outputs allocated by its package). Every
 implementation's output is first checked against an fp32 reference (max abs / rel error in the JSON);
 a device copy of the same bytes is timed in the same run; host_us is the host's time per call of 200
 calls issued back to back (no sync), the cost of the Python-to-launch path. Writes JSON with its
@@ -10,13 +11,12 @@ provenance (bench/record.py), by default bench/results/<machine>_peers.json.
 
 usage: peers_bench.py [--variants kernels] [--site DIR] [--passes 2] [--ops a,b] [--groups ops.md,decode]
        peers_bench.py --warm-only --site DIR   # first calls of each peer (JIT builds) without khub
-       peers_bench.py --self-test             # CPU: cases, references and arrangements, no GPU
+       peers_bench.py --self-test [--variants kernels]  # CPU: cases, references, arrangements, khub's CPU builds
 """
 import argparse
 import os
 import site
 import sys
-import tempfile
 import time
 import traceback
 
@@ -34,25 +34,17 @@ COPY = "copy"
 HOST_CALLS = 200
 
 
-def variant_view(root, pattern, into):
-    """A folder of links <kernel>/build/<variant> to root's variants matching pattern, so that
-    baselines.load_khub (which loads every cuda variant under a root) loads one flavour."""
-    import glob
-    for d in glob.glob(os.path.join(root, "*", "build", pattern)):
-        kernel = os.path.basename(os.path.dirname(os.path.dirname(d)))
-        os.makedirs(os.path.join(into, kernel, "build"), exist_ok=True)
-        os.symlink(os.path.abspath(d), os.path.join(into, kernel, "build", os.path.basename(d)))
-    return into
-
-
-def load_khub_flavours(root):
-    """{KHUB: ops, KHUB_STABLE: ops} and the reasons for any flavour that did not load."""
-    from baselines import load_khub
-    flavours = {I.KHUB: "torch2*-cxx11-cu1*", I.KHUB_STABLE: "torch-stable-abi*-cu1*"}
+def load_khub_flavours(root, device="cu1"):
+    """{flavour: impls} for khub's builds of `device` ("cu1": CUDA, "cpu") under root/<kernel>/build/,
+    and each flavour's status (the reason when it did not load)."""
+    from baselines import load_khub, load_khub_ffi
+    flavours = {I.KHUB: (load_khub, f"torch2*-cxx11-{device}*"),
+                I.KHUB_STABLE: (load_khub, f"torch-stable-abi*-{device}*"),
+                I.KHUB_TVM_FFI: (load_khub_ffi, f"tvm-ffi01-{device}*")}
     loaded, status = {}, {}
-    for name, pattern in flavours.items():
+    for name, (load, pattern) in flavours.items():
         try:
-            ops = load_khub(variant_view(root, pattern, tempfile.mkdtemp(prefix="khub-variants-")))
+            ops = load(root, pattern)
             if not ops:
                 raise RuntimeError(f"no {pattern} variant under {root}/*/build (build them: bench/peers/README.md)")
             loaded[name] = I.khub_impls(ops)
@@ -160,10 +152,11 @@ def warm(peers, log):
                     log(f"warm {peer} {case.op}: failed after {time.time() - t0:.1f} s: {e!r}"[:400])
 
 
-def self_test():
+def self_test(variants):
     """CPU only: every case builds (rows cut to 4 where large), the PyTorch implementation matches the
-    fp32 reference, and the peers' arrangements (FlashInfer's gate-first order, Liger's separate
-    halves) give the same math when the peer's formula is written in PyTorch."""
+    fp32 reference, the peers' arrangements (FlashInfer's gate-first order, Liger's separate
+    halves) give the same math when the peer's formula is written in PyTorch, and each khub flavour's
+    calls (torch, stable-ABI, tvm-ffi) give it on khub's CPU builds under `variants`."""
     import math
     import types
     import torch.nn.functional as F
@@ -189,16 +182,22 @@ def self_test():
         ("Liger", "geglu_tanh"): (lambda i: (I.halves(i["x"])[1].contiguous(), I.halves(i["x"])[0].contiguous()),
                                   lambda a, b: F.gelu(a, approximate="tanh") * b),
     }
+    khub, khub_status = load_khub_flavours(variants, device="cpu")
+    missing = [f"{name}: {st['reason']}" for name, st in khub_status.items() if st["status"] != "ok"]
+    if missing:
+        sys.exit("self-test: khub's CPU builds did not load (scripts/setup builds them): " + "; ".join(missing))
     torch_impls, n = I.torch_impls(), 0
     for c in cs:
         small = smaller(c) if math.prod(c.shape) > 2 ** 20 else c
         for name, (arrange, call) in [(I.TORCH, torch_impls[c.op])] + [
-                (peer, emulated[(peer, c.op)]) for peer in I.PEERS if (peer, c.op) in emulated]:
+                (peer, emulated[(peer, c.op)]) for peer in I.PEERS if (peer, c.op) in emulated] + [
+                (flavour, table[c.op]) for flavour, table in khub.items() if c.op in table]:
             chk = check(small, arrange, call, device="cpu")
             assert chk["ok"], (c.op, c.shape, name, chk)
             n += 1
     ops = sorted({c.op for c in cs})
-    print(f"self-test: {len(cs)} cases ({', '.join(ops)}), {n} checks against the fp32 reference passed (CPU)")
+    print(f"self-test: {len(cs)} cases ({', '.join(ops)}), {n} checks against the fp32 reference passed (CPU; "
+          f"khub flavours: {', '.join(khub)})")
 
 
 def main():
@@ -214,7 +213,7 @@ def main():
     ap.add_argument("--self-test", action="store_true")
     a = ap.parse_args()
     if a.self_test:
-        return self_test()
+        return self_test(a.variants)
     if not torch.cuda.is_available():
         sys.exit("peers_bench.py: no CUDA device (torch.cuda.is_available() is False); it times GPU kernels and "
                  "runs on the H200 machine (bench/peers/README.md). --self-test checks the cases on the CPU.")

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
-NOT_PEERS = ("khub", "khub stable-abi", "copy")
+NOT_PEERS = ("khub", "khub stable-abi", "khub tvm-ffi", "copy")  # khub's builds and the copy
 
 
 def ratios(doc):

@@ -28,7 +28,10 @@ fi
 echo "== unpacked ($((SECONDS - t0)) s)"
 python3 bench/peers/peers_bench.py --warm-only --site "$site" > "$OUT/warm.log" 2>&1 &
 warm=$!
-OUT=/tmp/khub-build KHUB_COMMIT=${KHUB_COMMIT:-unknown} bash bench/kernels/run_h200.sh > /tmp/khub-build.txt 2>&1
+# The peers' apache-tvm-ffi (FlashInfer's dependency, the version scripts/requirements.txt pins) is the one
+# khub's CMake finds through `import tvm_ffi`: the build then makes the tvm-ffi variants too.
+PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH} OUT=/tmp/khub-build KHUB_COMMIT=${KHUB_COMMIT:-unknown} \
+  bash bench/kernels/run_h200.sh > /tmp/khub-build.txt 2>&1
 grep -E "failed|error" /tmp/khub-build.txt | head -20
 echo "== khub built ($((SECONDS - t0)) s)"
 wait $warm
