@@ -30,6 +30,8 @@ protocol::DigestClaim claim_rule(const fs::path& variant_dir, const protocol::Di
     if (entry == files.end() || ::stat(file.c_str(), &s) != 0 || !S_ISREG(s.st_mode)) return std::nullopt;
     if (static_cast<std::uint64_t>(s.st_size) < kGitSha1MaxSize) return std::nullopt;
     if (later(s.st_mtim, written) || later(s.st_ctim, written)) return std::nullopt;
+    // Only a well-formed sha256 is a claim: any other entry is compared with the file's hash, and fails.
+    if (auto raw = base64_decode(entry->second); !raw || raw->size() != 32) return std::nullopt;
     return entry->second;
   };
 }

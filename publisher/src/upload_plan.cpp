@@ -119,12 +119,11 @@ Expected<LocalFiles> collect_local_files(const BuildTree& tree, bool digest_clai
       }
       if (!it->is_regular_file() || protocol::is_bytecode_cache(rel)) continue;  // as the digest leaves them out
       if (auto claimed = claim ? claim(it->path(), rel) : std::nullopt) {
-        if (auto sha = base64_decode(*claimed); sha && sha->size() == 32) {
-          LocalFile f{"build/" + v.name + "/" + rel, it->path(), it->file_size(ec), to_hex(*sha), {}, true};
-          if (ec) return Error(ErrorCode::Io, "cannot read " + it->path().string() + ": " + ec.message());
-          out.build.push_back(std::move(f));
-          continue;
-        }
+        LocalFile f{"build/" + v.name + "/" + rel, it->path(), it->file_size(ec), to_hex(*base64_decode(*claimed)), {},
+                    true};
+        if (ec) return Error(ErrorCode::Io, "cannot read " + it->path().string() + ": " + ec.message());
+        out.build.push_back(std::move(f));
+        continue;
       }
       KHUB_TRY(auto f, hash_local_file(it->path(), "build/" + v.name + "/" + rel));
       out.build.push_back(std::move(f));

@@ -273,6 +273,22 @@ TEST_F(PushXetClaims, AStaleDigestOfAnUnchangedFileIsNotTakenForNoChanges) {
   EXPECT_EQ(transport_.count("/commit/v1"), commits);
 }
 
+// A digest entry that is no sha256 at all is never a claim: the check compares it and fails.
+TEST_F(PushXetClaims, AMalformedDigestEntryIsNoClaim) {
+  make_build(16u << 20);
+  auto metadata = khub::testing::slurp(build() / kA / "metadata.json");
+  const auto entry = metadata.find("\"lib.bin\": \"");
+  ASSERT_NE(entry, std::string::npos) << metadata;
+  const auto value = entry + std::string("\"lib.bin\": \"").size();
+  metadata.replace(value, metadata.find('"', value) - value, "AAAA");
+  write(kA + "/metadata.json", metadata);
+  const auto r = push(options());
+  ASSERT_FALSE(r) << "a build whose digest names lib.bin by \"AAAA\" was pushed";
+  EXPECT_NE(r.error().describe().find("File hash mismatch for lib.bin: expected: AAAA"), std::string::npos)
+      << r.error().describe();
+  EXPECT_EQ(transport_.requests, 0);
+}
+
 // The usual stale build — a module rebuilt after `khub hash` — is not claimed: it fails in the
 // check, before the first request, as a small file does.
 TEST_F(PushXetClaims, AFileWrittenAfterItsDigestFailsBeforeAnyRequest) {
