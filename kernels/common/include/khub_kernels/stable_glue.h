@@ -15,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "khub_kernels/arg_checks.h"
 #include "khub_kernels/types.h"
@@ -140,6 +141,30 @@ inline Tensor empty_output_like(const Tensor& t) {
                    std::optional(torch::headeronly::MemoryFormat::Contiguous));
 }
 
+// The output a real (CPU or CUDA) kernel allocates for input t: t's sizes (the last one `last` when
+// given), contiguous, t's dtype and device, as empty_output_like but through the C shim's
+// empty_strided. aten::empty_like by name goes through the dispatcher's lookup and its boxed call:
+// 1.16 us against 0.54 us here (2-core Xeon, CPU tensors), on every call of every op. The sizes are
+// read, so Meta keeps empty_output_like.
+inline Tensor new_output_like(const Tensor& t, std::optional<int64_t> last = std::nullopt) {
+  const int64_t d = t.dim();
+  std::vector<int64_t> sizes(static_cast<std::size_t>(d)), strides(static_cast<std::size_t>(d));
+  int64_t stride = 1;
+  for (int64_t i = d - 1; i >= 0; --i) {
+    sizes[i] = i == d - 1 && last ? *last : t.size(i);
+    strides[i] = stride;  // as torch's contiguous strides: a dimension of size 0 counts as 1
+    stride *= std::max<int64_t>(sizes[i], 1);
+  }
+  int32_t dtype = 0, device_type = 0, device_index = 0;
+  TORCH_ERROR_CODE_CHECK(aoti_torch_get_dtype(t.get(), &dtype));
+  TORCH_ERROR_CODE_CHECK(aoti_torch_get_device_type(t.get(), &device_type));
+  TORCH_ERROR_CODE_CHECK(aoti_torch_get_device_index(t.get(), &device_index));
+  AtenTensorHandle out = nullptr;
+  TORCH_ERROR_CODE_CHECK(
+      aoti_torch_empty_strided(d, sizes.data(), strides.data(), dtype, device_type, device_index, &out));
+  return Tensor(out);
+}
+
 // Runs f(row_begin, row_end) over [0, rows) in parts of at least ~64K elements (rows of n) through
 // torch's own intra-op pool (torch::stable::parallel_for, torch's at::parallel_for behind the C shim:
 // nested calls run serially). Results do not depend on the split (the kernels' rows are independent).
@@ -159,7 +184,7 @@ void parallel_rows(int64_t rows, int64_t n, const F& f) {
 struct NewOutputs {
   std::optional<Tensor> t[2];
   void* take(int i, const Tensor& like, const char* /*op*/, const char* /*name*/) {
-    t[i] = empty_output_like(like);
+    t[i] = new_output_like(like);
     return t[i]->data_ptr();
   }
 };
