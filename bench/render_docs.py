@@ -76,6 +76,14 @@ def kernels_section(out):
         out += ["", f"RMSNorm (bf16) at {len(sweep)} more shapes, timed against eager and `F.rms_norm` only "
                 f"({', '.join(s for s, _, _ in sweep)}): khub {min(speed):.2f}–{max(speed):.2f}× faster cold (every row "
                 "is in the JSON)."]
+    if kh.get("host_breakdown_us"):
+        out += ["", "Host time of one call from C++ (`kernels_bench --host-breakdown`, µs a call, median of 9 loops "
+                "of 200 calls issued without a sync): the op through the dispatcher's typed handle, as "
+                "`khub::Op::typed<…>().call(…)` calls it, beside its pieces and bare CUDA launches.", "",
+                "| call | host µs |", "|---|---|"]
+        # The whole call first, then the op without allocation and launch, then the pieces.
+        order = lambda kv: (not kv[0].startswith("rms_norm [1"), not kv[0].startswith("rms_norm"))  # noqa: E731
+        out += [f"| {name} | {us:.2f} |" for name, us in sorted(kh["host_breakdown_us"].items(), key=order)]
     out.append("")
 
 
