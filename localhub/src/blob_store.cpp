@@ -48,7 +48,12 @@ BlobStore::Writer::Writer(BlobStore* store, fs::path tmp, int fd)
     : store_(store), tmp_(std::move(tmp)), fd_(fd), hasher_(std::make_unique<Hasher>(HashAlgorithm::Sha256)) {}
 
 BlobStore::Writer::Writer(Writer&& o) noexcept
-    : store_(o.store_), tmp_(std::move(o.tmp_)), fd_(o.fd_), size_(o.size_), hasher_(std::move(o.hasher_)) {
+    : store_(o.store_),
+      tmp_(std::move(o.tmp_)),
+      fd_(o.fd_),
+      size_(o.size_),
+      hasher_(std::move(o.hasher_)),
+      write_back_(o.write_back_) {
   o.fd_ = -1;
   o.tmp_.clear();
 }
@@ -59,6 +64,7 @@ BlobStore::Writer& BlobStore::Writer::operator=(Writer&& o) noexcept {
   std::swap(fd_, o.fd_);
   std::swap(size_, o.size_);
   std::swap(hasher_, o.hasher_);
+  std::swap(write_back_, o.write_back_);
   return *this;
 }
 
@@ -85,6 +91,7 @@ Status BlobStore::Writer::write(std::string_view data) {
     left -= static_cast<size_t>(n);
   }
   size_ += data.size();
+  write_back_.advance(fd_, size_);
   return {};
 }
 

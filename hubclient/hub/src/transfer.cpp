@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "client_impl.h"
-#include "write_back.h"
 #include "xet_download.h"
 #include "khub/base/hash.h"
 #include "khub/base/redact.h"
 #include "khub/base/text.h"
 #include "khub/base/url.h"
+#include "khub/base/write_back.h"
 
 namespace khub::hub {
 namespace fs = std::filesystem;

@@ -18,11 +18,11 @@
 #include "khub/base/hash.h"
 #include "khub/base/parallel.h"
 #include "khub/base/redact.h"
+#include "khub/base/write_back.h"
 #include "khub/xet/connection.h"
 #include "khub/xet/hash.h"
 #include "khub/xet/reconstruction.h"
 #include "khub/xet/xorb.h"
-#include "write_back.h"
 
 namespace khub::hub {
 namespace fs = std::filesystem;

@@ -12,6 +12,7 @@
 
 #include "khub/base/error.h"
 #include "khub/base/hash.h"
+#include "khub/base/write_back.h"
 
 namespace khub::localhub {
 
@@ -51,6 +52,7 @@ class BlobStore {
     int fd_ = -1;
     std::uint64_t size_ = 0;
     std::unique_ptr<Hasher> hasher_;
+    WriteBack write_back_;  // the sync at commit waits for the last MiBs, not the whole blob
   };
 
   /// Blobs made durable together: put() writes and hashes a temp file without syncing it; commit()
