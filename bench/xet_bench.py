@@ -5,7 +5,8 @@ repos and caches, medians reported:
   download  a 256 MiB Xet file that hf_xet uploaded: `hf_hub_download` (timed inside Python, import
             excluded) against `khub download` (the whole process);
   upload    256 MiB of fresh random bytes: `HfApi.upload_file` (inside Python) against `khub push`
-            of a build holding them (the whole process: checks, digests, Xet, commit), taking turns;
+            of a build holding them (the whole process: checks, digests, Xet, commit), taking turns
+            (who goes first alternates from one round to the next, in downloads too);
   re-push   a build whose 64 MiB file changed in 1 % of its bytes (four places): the bytes khub push
             sends (`bytes_uploaded`) as a share of the file; an unchanged re-push sends 0.
 Each timed run starts after os.sync(): the inputs just written (the payload, and for khub push its
@@ -104,22 +105,35 @@ def main():
             upload = {"hf_xet": [], "khub": []}
             download = {"hf_xet": [], "khub": []}
             for rep in range(args.reps):
-                # Fresh bytes each round (nothing to deduplicate), the clients taking turns.
-                payload.write_bytes(os.urandom(size))
-                env = dict(base, HF_XET_CACHE=str(work / f"xet-cache-up-{rep}"))
-                upload["hf_xet"].append(python_seconds(HF_UPLOAD, [f"user/hf-up-{rep}", payload], env))
-                payload.write_bytes(os.urandom(size))
-                seconds, result = push(khub, make_build(work, f"up-{rep}", payload), f"user/khub-up-{rep}", base)
-                if result.get("transfer") != "xet":
-                    sys.exit(f"error: khub push did not use Xet: {result}")
-                upload["khub"].append(seconds)
-                shutil.rmtree(work / f"up-{rep}")
+                # Fresh bytes each round (nothing to deduplicate), the clients taking turns; who goes
+                # first alternates, as the machine's state drifts over a run (page cache, disk).
+                def hf_upload():
+                    payload.write_bytes(os.urandom(size))
+                    env = dict(base, HF_XET_CACHE=str(work / f"xet-cache-up-{rep}"))
+                    upload["hf_xet"].append(python_seconds(HF_UPLOAD, [f"user/hf-up-{rep}", payload], env))
+
+                def khub_push():
+                    payload.write_bytes(os.urandom(size))
+                    seconds, result = push(khub, make_build(work, f"up-{rep}", payload), f"user/khub-up-{rep}", base)
+                    if result.get("transfer") != "xet":
+                        sys.exit(f"error: khub push did not use Xet: {result}")
+                    upload["khub"].append(seconds)
+                    shutil.rmtree(work / f"up-{rep}")
+                for turn in ((hf_upload, khub_push) if rep % 2 == 0 else (khub_push, hf_upload)):
+                    turn()
             for rep in range(args.reps):
                 env = dict(base, HF_XET_CACHE=str(work / f"xet-cache-down-{rep}"))
-                download["hf_xet"].append(python_seconds(HF_DOWNLOAD, ["user/hf-up-0", work / f"hf-cache-{rep}"], env))
-                seconds, _ = timed([khub, "download", "user/hf-up-0", "data.bin", "--repo-type", "model",
-                                    "--cache-dir", work / f"khub-cache-{rep}", "-q"], base)
-                download["khub"].append(seconds)
+
+                def hf_download():
+                    download["hf_xet"].append(
+                        python_seconds(HF_DOWNLOAD, ["user/hf-up-0", work / f"hf-cache-{rep}"], env))
+
+                def khub_download():
+                    seconds, _ = timed([khub, "download", "user/hf-up-0", "data.bin", "--repo-type", "model",
+                                        "--cache-dir", work / f"khub-cache-{rep}", "-q"], base)
+                    download["khub"].append(seconds)
+                for turn in ((hf_download, khub_download) if rep % 2 == 0 else (khub_download, hf_download)):
+                    turn()
                 for d in (f"hf-cache-{rep}", f"khub-cache-{rep}", f"xet-cache-down-{rep}"):
                     shutil.rmtree(work / d, ignore_errors=True)
 

@@ -1,6 +1,6 @@
 #pragma once
 // Sends new xorbs to the CAS while the planner goes on packing: a few uploads at once, and at most
-// one more xorb waiting, so memory stays near (parallel + 2) x 64 MiB however large the push (a
+// one more xorb waiting, so memory stays near (parallel + 2) x 16 MiB however large the push (a
 // xorb's records are sent as they lie, and their buffer is reused for a later xorb's).
 #include <condition_variable>
 #include <cstdint>

@@ -72,7 +72,7 @@ class KnownChunks {
 
 struct PackOptions {
   CompressionPolicy compression = CompressionPolicy::Auto;
-  std::size_t max_xorb_bytes = kMaxXorbBytes;  // lower only in tests, to see xorbs cut
+  std::size_t max_xorb_bytes = kMaxXorbBytes;  // khub push: 16 MiB (publisher/src/xet_upload.cpp)
   std::size_t max_xorb_chunks = kMaxXorbChunks;
 };
 
