@@ -310,12 +310,18 @@ def xet_section(out):
             f"medians of {len(xb['upload']['khub']['seconds'])} runs on fresh repos and caches; "
             f"{source('cpu_2core_xet_bench.json', xb)}, {xb['provenance']['machine']}. Python is timed inside its "
             "process (import excluded), khub as the whole `khub` command (for push: checks and digests "
-            "included); each timed run starts after `sync`. Goal: khub ≥ hf_xet.", "",
-            "| transfer | hf_xet MiB/s | khub MiB/s | khub / hf_xet |", "|---|---|---|---|"]
+            "included); each timed run starts after `sync`"
+            + (f", each upload after {xb['settle_s']:g} s idle as well (this VM's disk throttles sustained "
+               "writes, and both sides' uploads wait on the server's synced writes)" if xb.get("settle_s") else "")
+            + "; who goes first alternates. Goal: khub ≥ hf_xet.", "",
+            "| transfer | hf_xet MiB/s | khub MiB/s | khub / hf_xet | seconds, hf_xet | seconds, khub |",
+            "|---|---|---|---|---|---|"]
     for kind, text in (("download", "download of a file hf_xet uploaded (`hf_hub_download` / `khub download`)"),
                        ("upload", "upload (`upload_file` / `khub push` of a build holding the file)")):
         r = xb[kind]
-        out.append(f"| {text} | {r['hf_xet']['mib_per_s']:.0f} | {r['khub']['mib_per_s']:.0f} | {r['ratio']:.2f}× |")
+        spread = {side: f"{min(r[side]['seconds']):.2f}–{max(r[side]['seconds']):.2f}" for side in ("hf_xet", "khub")}
+        out.append(f"| {text} | {r['hf_xet']['mib_per_s']:.0f} | {r['khub']['mib_per_s']:.0f} | {r['ratio']:.2f}× "
+                   f"| {spread['hf_xet']} | {spread['khub']} |")
     out += ["", f"Re-push of a build whose {rp['file_bytes'] // (1 << 20)} MiB file changed in "
             f"{rp['changed_bytes'] / rp['file_bytes']:.0%} of its bytes (four places): khub sent "
             f"{rp['bytes_uploaded']:,} bytes, {rp['share_sent']:.1%} of the file (goal ≤ 10 %); an unchanged "

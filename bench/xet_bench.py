@@ -9,9 +9,13 @@ repos and caches, medians reported:
             (who goes first alternates from one round to the next, in downloads too);
   re-push   a build whose 64 MiB file changed in 1 % of its bytes (four places): the bytes khub push
             sends (`bytes_uploaded`) as a share of the file; an unchanged re-push sends 0.
-Each timed run starts after os.sync(): the inputs just written (the payload, and for khub push its
-copy in the build folder) would otherwise still be going to disk during the run and slow the side
-that wrote more of them.
+Each timed run starts after os.sync(): the inputs just written would otherwise still be going to
+disk during it. Each upload also starts after a pause (--settle, 5 s): both sides' uploads are bound
+by the server's synced writes, and this VM's disk throttles sustained writes (dd with fdatasync:
+1.2-1.5 GB/s for the first GiB, then ~280 MB/s; ~1 GB/s again after 5 s idle), so an upload would
+pay for the writes before it. Both sides write the same bytes before an upload: its 256 MiB (khub's
+straight into the build folder it pushes). Downloads run without the pause: of the two, only khub
+syncs what it writes, so a throttled disk can only slow khub there.
 Writes bench/results/<machine>_xet_bench.json with its provenance (bench/record.py).
 
   .venv/bin/python bench/xet_bench.py [--reps 3]
@@ -56,23 +60,32 @@ print(json.dumps({"seconds": time.perf_counter() - start}))
 """
 
 
-def timed(cmd, env):
+SETTLE_S = 5.0  # --settle
+
+
+def settle(pause):
     os.sync()
+    if pause:
+        time.sleep(SETTLE_S)
+
+
+def timed(cmd, env, pause=True):
+    settle(pause)
     start = time.perf_counter()
     out = run(cmd, env)
     return time.perf_counter() - start, out
 
 
-def python_seconds(script, args, env):
-    os.sync()
+def python_seconds(script, args, env, pause=True):
+    settle(pause)
     return json.loads(run([sys.executable, "-c", script, *map(str, args)], env).strip().splitlines()[-1])["seconds"]
 
 
-def make_build(work: Path, name: str, payload: Path) -> Path:
-    """The bundled rmsnorm CPU build with `payload` added to its variant, digests rewritten."""
+def make_build(work: Path, name: str, payload: bytes) -> Path:
+    """The bundled rmsnorm CPU build with `payload` as data.bin in its variant."""
     build = work / name / "build"
     shutil.copytree(ROOT / "kernels" / "rmsnorm" / "build" / VARIANT, build / VARIANT)
-    shutil.copyfile(payload, build / VARIANT / "data.bin")
+    (build / VARIANT / "data.bin").write_bytes(payload)
     return build
 
 
@@ -83,12 +96,15 @@ def push(khub, build, repo, env):
 
 
 def main():
+    global SETTLE_S
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", type=Path, default=ROOT / "build", help="khub's build folder")
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--size-mib", type=int, default=256)
     parser.add_argument("--out", type=Path, default=RESULTS / f"{machine_label()}_xet_bench.json")
+    parser.add_argument("--settle", type=float, default=SETTLE_S, help="seconds idle before each timed run")
     args = parser.parse_args()
+    SETTLE_S = args.settle
     khub = args.build / "bin" / "khub"
     if not khub.exists() or not (ROOT / "kernels" / "rmsnorm" / "build" / VARIANT).exists():
         sys.exit("error: build khub and the bundled kernels first (scripts/setup)")
@@ -113,8 +129,8 @@ def main():
                     upload["hf_xet"].append(python_seconds(HF_UPLOAD, [f"user/hf-up-{rep}", payload], env))
 
                 def khub_push():
-                    payload.write_bytes(os.urandom(size))
-                    seconds, result = push(khub, make_build(work, f"up-{rep}", payload), f"user/khub-up-{rep}", base)
+                    build = make_build(work, f"up-{rep}", os.urandom(size))
+                    seconds, result = push(khub, build, f"user/khub-up-{rep}", base)
                     if result.get("transfer") != "xet":
                         sys.exit(f"error: khub push did not use Xet: {result}")
                     upload["khub"].append(seconds)
@@ -126,11 +142,11 @@ def main():
 
                 def hf_download():
                     download["hf_xet"].append(
-                        python_seconds(HF_DOWNLOAD, ["user/hf-up-0", work / f"hf-cache-{rep}"], env))
+                        python_seconds(HF_DOWNLOAD, ["user/hf-up-0", work / f"hf-cache-{rep}"], env, pause=False))
 
                 def khub_download():
                     seconds, _ = timed([khub, "download", "user/hf-up-0", "data.bin", "--repo-type", "model",
-                                        "--cache-dir", work / f"khub-cache-{rep}", "-q"], base)
+                                        "--cache-dir", work / f"khub-cache-{rep}", "-q"], base, pause=False)
                     download["khub"].append(seconds)
                 for turn in ((hf_download, khub_download) if rep % 2 == 0 else (khub_download, hf_download)):
                     turn()
@@ -138,10 +154,8 @@ def main():
                     shutil.rmtree(work / d, ignore_errors=True)
 
             # Re-push: 64 MiB, 1 % of it changed in four places, then unchanged.
-            small = work / "payload-64.bin"
             data = bytearray(random.Random(64).randbytes(64 * MIB))
-            small.write_bytes(data)
-            build = make_build(work, "repush", small)
+            build = make_build(work, "repush", bytes(data))
             push(khub, build, "user/khub-repush", base)
             span = len(data) // 400
             for place in range(1, 5):
@@ -166,6 +180,7 @@ def main():
         "huggingface_hub": version("huggingface_hub"),
         "hf_xet": version("hf-xet"),
         "size_mib": args.size_mib,
+        "settle_s": args.settle,
         "download": {side: summary(t) for side, t in download.items()},
         "upload": {side: summary(t) for side, t in upload.items()},
         "repush": {"file_bytes": len(data), "changed_bytes": 4 * span,
