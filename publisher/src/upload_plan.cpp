@@ -4,8 +4,8 @@
 #include <map>
 #include <set>
 
-#include "khub/base/hash.h"
 #include "digest_claims.h"
+#include "khub/base/hash.h"
 #include "khub/protocol/digest.h"
 
 namespace khub::publish {
