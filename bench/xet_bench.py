@@ -102,7 +102,7 @@ def main():
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--size-mib", type=int, default=256)
     parser.add_argument("--out", type=Path, default=RESULTS / f"{machine_label()}_xet_bench.json")
-    parser.add_argument("--settle", type=float, default=SETTLE_S, help="seconds idle before each timed run")
+    parser.add_argument("--settle", type=float, default=SETTLE_S, help="seconds idle before each timed upload")
     args = parser.parse_args()
     SETTLE_S = args.settle
     khub = args.build / "bin" / "khub"

@@ -12,10 +12,12 @@
 
 namespace khub::publish::detail {
 
-/// The files of `variant_dir` that may be claimed: at least kGitSha1MaxSize bytes, named by its
-/// SHA-256 `digest` with a well-formed entry (Base64 of 32 bytes), and last changed (mtime and ctime) no later than its metadata.json was
-/// written. A file changed after that is hashed up front, so that the usual stale build (a module
-/// rebuilt after `khub hash`) still fails before the first request.
+/// The files of `variant_dir` that may be claimed: at least kGitSha1MaxSize bytes (a smaller file is
+/// read anyway, for the git blob sha1 the plan compares with regular remote files), named by its
+/// SHA-256 `digest` with a well-formed entry (Base64 of 32 bytes), and last changed (mtime and
+/// ctime) no later than its metadata.json was written. A file changed after that is hashed up front,
+/// so that the usual stale build (a module rebuilt after `khub hash`) still fails before the first
+/// request.
 [[nodiscard]] protocol::DigestClaim claim_rule(const std::filesystem::path& variant_dir, const protocol::Digest& digest);
 
 /// The error of a claim that did not hold: the file's bytes hash to `actual_sha256_hex`.
